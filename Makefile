@@ -1,0 +1,51 @@
+# Thin wrapper over CMake. Targets: deps build demo test lines bench sanitize format clean.
+# `make test` works from a clean clone: it installs missing Debian packages (deps), configures,
+# builds and runs CTest. Extra CMake options: make build CMAKE_ARGS="-DLAZYGRAD_BUILD_BENCH=OFF".
+
+BUILD    ?= build
+ASAN     ?= build-asan
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
+# The runtime's kernel cache (same rule as lazygrad::settings().cache_dir), for the summary line.
+CACHE_DIR = $(or $(LAZYGRAD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/lazygrad)
+FORMAT_DIRS = include src apps tests bench examples
+
+.PHONY: all deps build demo test lines bench sanitize format clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+# Configuring every time is cheap and applies changed CMAKE_ARGS; cmake --build only rebuilds what changed.
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	DEBUG=2 ./$(BUILD)/example_demo
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j 2
+	@echo "kernel cache: $$(find '$(CACHE_DIR)' -name '*.so' 2>/dev/null | wc -l) compiled kernels in $(CACHE_DIR)"
+
+lines:
+	@bash scripts/lines.sh
+
+bench: build
+	@set -e; found=0; for b in $(BUILD)/bench_*; do \
+	  if [ -f "$$b" ] && [ -x "$$b" ]; then found=1; echo "== $$b"; "$$b"; fi; \
+	done; [ $$found = 1 ] || echo "no bench programs (bench/*.cpp)"
+
+# ASan + UBSan at -O1 with asserts on, in its own build dir so it never mixes with the Release build.
+sanitize: deps
+	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DLAZYGRAD_SANITIZE=ON $(CMAKE_ARGS)
+	cmake --build $(ASAN) -j $(JOBS)
+	UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(ASAN) --output-on-failure -j 2
+
+format:
+	find $(FORMAT_DIRS) -path tests/fixtures -prune -o -type f \( -name '*.h' -o -name '*.cpp' \) -print \
+	  | xargs -r clang-format -i
+
+clean:
+	rm -rf $(BUILD) $(ASAN)

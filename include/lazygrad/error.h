@@ -1,0 +1,20 @@
+// lazygrad::Error: the one exception type the library throws for bad input.
+// Messages name the op and the shapes (or the file offset) so the caller can act.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace lazygrad {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// "{2, 3}" for error messages.
+std::string shape_str(const std::vector<int64_t>& shape);
+
+}  // namespace lazygrad

@@ -1,0 +1,9 @@
+// The umbrella header: everything a lazygrad user needs.
+#pragma once
+
+#include "lazygrad/counters.h"
+#include "lazygrad/dtype.h"
+#include "lazygrad/error.h"
+#include "lazygrad/runtime.h"
+#include "lazygrad/scalar.h"
+#include "lazygrad/tensor.h"

@@ -1,0 +1,33 @@
+// What the runtime knows about itself: settings read from the environment, devices, the compiler
+// and the kernel cache. `lazygrad info` prints these.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lazygrad {
+
+struct Settings {
+  int debug = 0;           // DEBUG: 1 summary per realize, 2 a line per kernel, 3 schedule, 4 source, 5 IR
+  int threads = 1;         // THREADS: worker threads for kernels (default: the core count)
+  bool flush_denormals = true;  // FTZ: flush denormals on the runtime's worker threads (FTZ=0 turns it off)
+  std::string cc;          // CC: the C compiler for CPU kernels
+  std::string cflags;      // flags passed to it
+  std::string cache_dir;   // LAZYGRAD_CACHE, else $XDG_CACHE_HOME/lazygrad, else ~/.cache/lazygrad
+};
+
+// Read once from the environment; set_* change them for this process (tests use these).
+const Settings& settings();
+void set_debug(int level);
+void set_threads(int n);
+
+struct DeviceInfo {
+  std::string name;    // "CPU"
+  std::string detail;  // what runs kernels there: compiler and version, core count
+  bool available = false;
+};
+std::vector<DeviceInfo> devices();
+
+std::string version();
+
+}  // namespace lazygrad

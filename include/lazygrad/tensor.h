@@ -1,0 +1,271 @@
+// Tensor: a cheap, lazy handle. Ops record a graph; nothing runs until a value is needed
+// (realize(), item(), to_vector()). Names, argument order and semantics follow PyTorch.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lazygrad/dtype.h"
+#include "lazygrad/scalar.h"
+
+namespace lazygrad {
+
+using Shape = std::vector<int64_t>;
+struct TensorImpl;
+struct UOp;
+
+// One axis or a list of them: sum(1), sum({0, 2}), sum() for all. Negative axes count from the end.
+class Axes {
+ public:
+  Axes() = default;  // all axes
+  Axes(int axis) : axes_{axis}, all_(false) {}
+  Axes(int64_t axis) : axes_{axis}, all_(false) {}
+  Axes(std::initializer_list<int64_t> axes) : axes_(axes), all_(false) {}
+  Axes(std::vector<int64_t> axes) : axes_(std::move(axes)), all_(false) {}
+  bool all() const { return all_; }
+  const std::vector<int64_t>& list() const { return axes_; }
+
+ private:
+  std::vector<int64_t> axes_;
+  bool all_ = true;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // an undefined tensor; most methods throw on it
+  bool defined() const { return impl_ != nullptr; }
+
+  // ---- creation (lazy: constants and random numbers are computed inside the consuming kernel) ----
+  static Tensor empty(const Shape& shape, DType dtype = kFloat32);
+  static Tensor zeros(const Shape& shape, DType dtype = kFloat32);
+  static Tensor ones(const Shape& shape, DType dtype = kFloat32);
+  // dtype defaults like torch.full: float32 for a float value, int64 for an int, bool for a bool.
+  static Tensor full(const Shape& shape, Scalar value, std::optional<DType> dtype = std::nullopt);
+  static Tensor arange(Scalar end, std::optional<DType> dtype = std::nullopt);
+  static Tensor arange(Scalar start, Scalar end, Scalar step = 1, std::optional<DType> dtype = std::nullopt);
+  static Tensor linspace(double start, double end, int64_t steps, DType dtype = kFloat32);
+  static Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = kFloat32);
+  // Copies data in; T is float, double, int32_t, int64_t, uint8_t or bool (and the other int widths).
+  template <class T>
+  static Tensor from_vector(const std::vector<T>& data, const Shape& shape);
+  static Tensor from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype);
+  static Tensor zeros_like(const Tensor& t);
+  static Tensor ones_like(const Tensor& t);
+  static Tensor full_like(const Tensor& t, Scalar value);
+
+  // Random numbers from a counter-based generator (evaluated inside kernels, identical for any THREADS).
+  static void manual_seed(uint64_t seed);
+  static Tensor rand(const Shape& shape, DType dtype = kFloat32);   // U[0, 1)
+  static Tensor randn(const Shape& shape, DType dtype = kFloat32);  // N(0, 1)
+  static Tensor uniform(const Shape& shape, double low = 0.0, double high = 1.0, DType dtype = kFloat32);
+  static Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype = kInt64);
+
+  // ---- properties ----
+  const Shape& shape() const;
+  Shape sizes() const { return shape(); }
+  int64_t dim() const { return static_cast<int64_t>(shape().size()); }
+  int64_t ndim() const { return dim(); }
+  int64_t size(int64_t axis) const;
+  int64_t numel() const;
+  DType dtype() const;
+  std::string device() const;
+  size_t nbytes() const;
+  size_t element_size() const { return itemsize(dtype()); }
+  bool is_realized() const;  // true once backed by a buffer (possibly through a view)
+
+  // ---- evaluation ----
+  Tensor& realize();
+  const Tensor& realize() const;
+  template <class T>
+  T item() const;
+  template <class T>
+  std::vector<T> to_vector() const;  // row-major, converted to T
+  std::string to_string() const;
+
+  // ---- elementwise math ----
+  Tensor neg() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor exp2() const;
+  Tensor log2() const;
+  Tensor sqrt() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor reciprocal() const;
+  Tensor relu() const;
+  Tensor abs() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor trunc() const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(Scalar exponent) const;
+  Tensor to(DType dtype) const;
+  Tensor cast(DType dtype) const { return to(dtype); }
+
+  Tensor add(const Tensor& other) const;
+  Tensor add(Scalar other) const;
+  Tensor sub(const Tensor& other) const;
+  Tensor sub(Scalar other) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(Scalar other) const;
+  Tensor div(const Tensor& other) const;  // true division: integers give float32
+  Tensor div(Scalar other) const;
+  Tensor floor_divide(const Tensor& other) const;  // rounds toward -inf, like Python's //
+  Tensor floor_divide(Scalar other) const;
+  Tensor remainder(const Tensor& other) const;  // sign of the divisor, like Python's %
+  Tensor remainder(Scalar other) const;
+
+  // Comparisons give bool tensors.
+  Tensor eq(const Tensor& other) const;
+  Tensor eq(Scalar other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor ne(Scalar other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor lt(Scalar other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor le(Scalar other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor gt(Scalar other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor ge(Scalar other) const;
+  Tensor logical_not() const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+
+  // Bitwise ops on integer and bool tensors.
+  Tensor bitwise_and(const Tensor& other) const;
+  Tensor bitwise_or(const Tensor& other) const;
+  Tensor bitwise_xor(const Tensor& other) const;
+  Tensor bitwise_not() const;
+  Tensor bitwise_left_shift(const Tensor& other) const;
+  Tensor bitwise_right_shift(const Tensor& other) const;
+
+  // self where condition is true, other elsewhere (PyTorch's Tensor.where).
+  Tensor where(const Tensor& condition, const Tensor& other) const;
+  Tensor where(const Tensor& condition, Scalar other) const;
+
+  // ---- reductions: axes may be one int or a list; empty means all ----
+  Tensor sum(Axes axes = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(Axes axes = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor max(Axes axes = {}, bool keepdim = false) const;
+  Tensor min(Axes axes = {}, bool keepdim = false) const;
+  Tensor mean(Axes axes = {}, bool keepdim = false) const;
+  Tensor softmax(int64_t axis) const;
+  Tensor log_softmax(int64_t axis) const;
+
+  // ---- movement: views, never copies ----
+  Tensor reshape(const Shape& shape) const;  // one -1 is inferred
+  Tensor view(const Shape& shape) const { return reshape(shape); }
+  Tensor permute(const Shape& order) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;  // 2-D transpose
+  Tensor expand(const Shape& shape) const;  // -1 keeps a size
+  Tensor expand_as(const Tensor& other) const { return expand(other.shape()); }
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  // torch.nn.functional.pad order: (left, right) pairs starting from the LAST dimension.
+  Tensor pad(const std::vector<int64_t>& padding, Scalar value = 0) const;
+  // x[start:end:step] along dim; negative start/end count from the end and are clamped like Python's.
+  Tensor slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step = 1) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor select(int64_t dim, int64_t index) const;  // x[..., index, ...], removes dim
+  Tensor flip(Axes dims) const;
+  Tensor contiguous() const;  // forces a kernel that writes a fresh, contiguous buffer
+  Tensor clone() const { return contiguous(); }
+  static Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+  static Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+
+  // ---- in place: seen through every handle and view of this data ----
+  Tensor& assign(const Tensor& value);
+  Tensor& operator+=(const Tensor& other);
+  Tensor& operator+=(Scalar other);
+  Tensor& operator-=(const Tensor& other);
+  Tensor& operator-=(Scalar other);
+  Tensor& operator*=(const Tensor& other);
+  Tensor& operator*=(Scalar other);
+  Tensor& operator/=(const Tensor& other);
+  Tensor& operator/=(Scalar other);
+
+  // Internal: the graph node this tensor stands for now.
+  std::shared_ptr<const UOp> uop() const;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  static Tensor from_uop(std::shared_ptr<const UOp> op);
+  const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// Realize several tensors in one schedule, so shared work is done once and kernels fuse across them.
+void realize(std::vector<Tensor> tensors);
+
+Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y);
+Tensor where(const Tensor& condition, Scalar x, const Tensor& y);
+Tensor where(const Tensor& condition, const Tensor& x, Scalar y);
+
+Tensor operator-(const Tensor& a);
+Tensor operator~(const Tensor& a);
+Tensor operator!(const Tensor& a);
+// Binary operators broadcast like PyTorch; a Scalar on either side follows PyTorch's promotion.
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, Scalar b);
+Tensor operator+(Scalar a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, Scalar b);
+Tensor operator-(Scalar a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, Scalar b);
+Tensor operator*(Scalar a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, Scalar b);
+Tensor operator/(Scalar a, const Tensor& b);
+Tensor operator%(const Tensor& a, const Tensor& b);
+Tensor operator%(const Tensor& a, Scalar b);
+Tensor operator%(Scalar a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, Scalar b);
+Tensor operator<(Scalar a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, Scalar b);
+Tensor operator<=(Scalar a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, Scalar b);
+Tensor operator>(Scalar a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, Scalar b);
+Tensor operator>=(Scalar a, const Tensor& b);
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, Scalar b);
+Tensor operator==(Scalar a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, Scalar b);
+Tensor operator!=(Scalar a, const Tensor& b);
+Tensor operator&(const Tensor& a, const Tensor& b);
+Tensor operator&(const Tensor& a, Scalar b);
+Tensor operator&(Scalar a, const Tensor& b);
+Tensor operator|(const Tensor& a, const Tensor& b);
+Tensor operator|(const Tensor& a, Scalar b);
+Tensor operator|(Scalar a, const Tensor& b);
+Tensor operator^(const Tensor& a, const Tensor& b);
+Tensor operator^(const Tensor& a, Scalar b);
+Tensor operator^(Scalar a, const Tensor& b);
+Tensor operator<<(const Tensor& a, const Tensor& b);
+Tensor operator<<(const Tensor& a, Scalar b);
+Tensor operator<<(Scalar a, const Tensor& b);
+Tensor operator>>(const Tensor& a, const Tensor& b);
+Tensor operator>>(const Tensor& a, Scalar b);
+Tensor operator>>(Scalar a, const Tensor& b);
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+}  // namespace lazygrad

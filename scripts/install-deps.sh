@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages needed to build and test lazygrad. When all are present it only
+# checks (fast), so `make build` and `make test` run it every time.
+set -euo pipefail
+
+packages=(build-essential cmake libgtest-dev python3 python3-torch python3-numpy)
+
+if ! command -v dpkg >/dev/null; then
+  echo "install-deps: not a Debian system; make sure these are installed: ${packages[*]}" >&2
+  exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  # dpkg -s also succeeds for removed packages that left config files, so check the status line.
+  dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+if [[ $(id -u) -eq 0 ]]; then
+  as_root=()
+elif command -v sudo >/dev/null; then
+  as_root=(sudo)
+else
+  echo "install-deps: need root or sudo to install: ${missing[*]}" >&2
+  exit 1
+fi
+"${as_root[@]}" apt-get update
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"

@@ -1,0 +1,33 @@
+// A kernel on its way to machine code: the lowered loop body (a SINK of STOREs over ranges and
+// loads), the buffers it touches, and what DEBUG and the counters report about it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/uop.h"
+
+namespace lazygrad {
+
+struct Kernel {
+  std::string name;       // e.g. r_64_33: reduce, then the loop sizes
+  UOpPtr sink;            // SINK(STORE...) with DEFINE_GLOBAL(i) params and RANGE(0) the global range
+  int64_t global_size;    // iterations of the outer (global) range
+  int64_t work_per_item;  // inner iterations per global index, for the threading heuristic
+  std::vector<std::shared_ptr<Buffer>> buffers;  // param i -> buffer; 0 is the output
+  std::vector<bool> written;                     // param i is stored to
+  std::vector<const UOp*> reads;                 // realized nodes (other kernels' outputs) read
+};
+
+// Tensor-level subgraph to kernel: `root` is computed into `out` (through `out_view`, a movement
+// chain over a BUFFER, for ASSIGN; null for a fresh contiguous buffer). Nodes in `realized` are
+// read from their buffers instead of being recomputed.
+// A realized tensor-level node's buffer (its contents are the node's value, contiguous).
+using RealizedMap = std::unordered_map<const UOp*, std::shared_ptr<Buffer>>;
+Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, const UOpPtr& out_view,
+                    const RealizedMap& realized);
+
+
+}  // namespace lazygrad

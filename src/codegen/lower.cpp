@@ -1,0 +1,183 @@
+// Lowering: a tensor-level subgraph becomes a loop body. Every node is evaluated at a
+// multi-dimensional index; movement ops only transform that index (through a ShapeTracker), a
+// reduction opens loops of its own, and realized nodes are loads from their buffers.
+#include <functional>
+#include <map>
+
+#include "codegen/kernel.h"
+#include "lazygrad/error.h"
+#include "runtime/buffer.h"
+#include "shape/view.h"
+
+namespace lazygrad {
+
+namespace {
+
+class Lowerer {
+ public:
+  Lowerer(const RealizedMap& realized, const UOp* root) : realized_(realized), root_(root) {}
+
+  // Parameter index of a buffer (one parameter per distinct buffer, so restrict holds).
+  UOpPtr param(const std::shared_ptr<Buffer>& b, bool write) {
+    for (size_t i = 0; i < buffers_.size(); i++)
+      if (buffers_[i] == b) {
+        written_[i] = written_[i] || write;
+        return make_uop(Ops::DEFINE_GLOBAL, b->dtype, {}, int64_t(i));
+      }
+    buffers_.push_back(b);
+    written_.push_back(write);
+    return make_uop(Ops::DEFINE_GLOBAL, b->dtype, {}, int64_t(buffers_.size() - 1));
+  }
+
+  UOpPtr new_range(int64_t size) {
+    return make_uop(Ops::RANGE, kInt64, {index_const(size)}, int64_t(next_range_++));
+  }
+
+  const std::shared_ptr<Buffer>* buffer_of(const UOpPtr& u) {
+    if (u->op == Ops::BUFFER) return &u->as<std::shared_ptr<Buffer>>();
+    if (u.get() == root_) return nullptr;
+    auto it = realized_.find(u.get());
+    if (it == realized_.end()) return nullptr;
+    reads_.push_back(u.get());
+    return &it->second;
+  }
+
+  // The value of node u at index idx (one index expression per axis of u's shape).
+  UOpPtr lower(const UOpPtr& u, const std::vector<UOpPtr>& idx) {
+    auto key = std::make_pair(u.get(), idx);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    UOpPtr out = lower_uncached(u, idx);
+    memo_[key] = out;
+    return out;
+  }
+
+  UOpPtr load(const std::shared_ptr<Buffer>& b, const UOpPtr& flat, const UOpPtr& valid) {
+    std::vector<UOpPtr> src{param(b, false), flat};
+    if (valid) src.push_back(valid);
+    return make_uop(Ops::LOAD, b->dtype, src);
+  }
+
+  UOpPtr lower_uncached(const UOpPtr& u, const std::vector<UOpPtr>& idx) {
+    if (u->op == Ops::ASSIGN && u.get() != root_) {
+      // An earlier assign's value is its target's view of the buffer, once that kernel has run.
+      if (realized_.count(u.get())) reads_.push_back(u.get());
+      return lower(u->src[0], idx);
+    }
+    if (auto* b = buffer_of(u)) return load(*b, ravel(idx, u->shape), nullptr);
+    if (is_movement(u->op)) {
+      // Fold the chain of movement ops down to its base into one ShapeTracker.
+      std::vector<const UOp*> chain;
+      const UOp* base = u.get();
+      while (is_movement(base->op) && !(base != root_ && realized_.count(base))) {
+        chain.push_back(base);
+        base = base->src[0].get();
+      }
+      ShapeTracker st = ShapeTracker::contiguous(base->shape);
+      for (size_t i = chain.size(); i-- > 0;) st = st.apply(chain[i]->op, chain[i]->as<std::vector<int64_t>>());
+      auto [flat, valid] = st.to_index(idx);
+      UOpPtr base_ptr = chain.back()->src[0];
+      if (auto* b = buffer_of(base_ptr)) return load(*b, flat, valid);
+      UOpPtr v = lower(base_ptr, unravel(flat, base->shape));
+      if (!valid) return v;
+      return alu(Ops::WHERE, u->dtype, {valid, v, const_uop(u->dtype, 0)});
+    }
+    switch (u->op) {
+      case Ops::CONST: return u;
+      case Ops::IOTA: return idx[0]->dtype == u->dtype ? idx[0] : alu(Ops::CAST, u->dtype, {idx[0]});
+      case Ops::CONTIGUOUS: return lower(u->src[0], idx);
+      case Ops::REDUCE_AXIS: {
+        const auto& r = u->as<ReduceArg>();
+        std::vector<UOpPtr> src_idx = idx, ranges;
+        for (int64_t a : r.axes) {
+          src_idx[a] = new_range(u->src[0]->shape[a]);
+          ranges.push_back(src_idx[a]);
+          reduce_work_ *= u->src[0]->shape[a];
+        }
+        std::vector<UOpPtr> src{lower(u->src[0], src_idx)};
+        src.insert(src.end(), ranges.begin(), ranges.end());
+        return make_uop(Ops::REDUCE, u->dtype, src, ReduceArg{r.op, {}});
+      }
+      default: break;
+    }
+    if (!is_alu(u->op)) throw Error("lower: cannot lower " + std::string(op_name(u->op)));
+    std::vector<UOpPtr> src;
+    for (const auto& s : u->src) src.push_back(lower(s, idx));
+    return alu(u->op, u->dtype, src);
+  }
+
+  std::vector<std::shared_ptr<Buffer>> buffers_;
+  std::vector<bool> written_;
+  std::vector<const UOp*> reads_;
+  int64_t reduce_work_ = 1;
+
+ private:
+  const RealizedMap& realized_;
+  const UOp* root_;
+  std::map<std::pair<const UOp*, std::vector<UOpPtr>>, UOpPtr> memo_;
+  int next_range_ = 0;
+};
+
+std::string kernel_name(const UOpPtr& root, const Shape& out_shape) {
+  // tinygrad's convention: E_ for elementwise, r_ for a reduction; then the loop sizes.
+  std::vector<int64_t> reduce_sizes;
+  std::function<void(const UOpPtr&)> find = [&](const UOpPtr& u) {
+    if (u->op == Ops::REDUCE) {
+      for (size_t i = 1; i < u->src.size(); i++) reduce_sizes.push_back(u->src[i]->src[0]->const_int());
+      return;
+    }
+    for (const auto& s : u->src) find(s);
+  };
+  find(root);
+  std::string name = reduce_sizes.empty() ? "E" : "r";
+  bool any = false;
+  for (int64_t s : out_shape)
+    if (s != 1) {
+      name += "_" + std::to_string(s);
+      any = true;
+    }
+  if (!any && reduce_sizes.empty()) name += "_1";
+  for (int64_t s : reduce_sizes) name += "_" + std::to_string(s);
+  return name;
+}
+
+}  // namespace
+
+Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, const UOpPtr& out_view,
+                    const RealizedMap& realized) {
+  Lowerer L(realized, root.get());
+  const Shape& shape = root->shape;
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  UOpPtr g = L.new_range(n);  // RANGE 0: the global range, split across threads
+  std::vector<UOpPtr> idx = unravel(g, shape);
+  UOpPtr out_param = L.param(out, true);
+  UOpPtr value = L.lower(root->op == Ops::ASSIGN ? root->src[1] : root, idx);
+  UOpPtr flat = ravel(idx, shape);
+  if (out_view) {
+    // ASSIGN: store through the target's view of its buffer (an injective view: no pad, no expand).
+    std::vector<const UOp*> chain;
+    const UOp* base = out_view.get();
+    while (is_movement(base->op)) {
+      chain.push_back(base);
+      base = base->src[0].get();
+    }
+    ShapeTracker st = ShapeTracker::contiguous(base->shape);
+    for (size_t i = chain.size(); i-- > 0;) st = st.apply(chain[i]->op, chain[i]->as<std::vector<int64_t>>());
+    auto [f, valid] = st.to_index(idx);
+    if (valid) throw Error("assign: cannot write through a padded view");
+    flat = f;
+  }
+  if (value->dtype != out->dtype) value = alu(Ops::CAST, out->dtype, {value});
+  UOpPtr store = make_uop(Ops::STORE, out->dtype, {out_param, flat, value});
+  Kernel k;
+  k.sink = make_uop(Ops::SINK, kBool, {store});
+  k.name = kernel_name(k.sink, shape);
+  k.global_size = n;
+  k.work_per_item = L.reduce_work_;
+  k.buffers = L.buffers_;
+  k.written = L.written_;
+  k.reads = L.reads_;
+  return k;
+}
+
+}  // namespace lazygrad

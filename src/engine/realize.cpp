@@ -1,0 +1,133 @@
+#include "engine/realize.h"
+
+#include <chrono>
+#include <cstdio>
+#include <future>
+#include <mutex>
+#include <unordered_map>
+
+#include "codegen/linearize.h"
+#include "debug.h"
+#include "engine/schedule.h"
+#include "lazygrad/counters.h"
+#include "renderer/c_renderer.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+
+namespace lazygrad {
+
+namespace {
+
+struct Compiled {
+  UOpPtr sink;  // keeps the key alive
+  std::string source;
+  std::shared_ptr<Program> program;
+  int64_t flops_per_item = 0;
+};
+
+// Kernels seen in this process, by their lowered graph (equal graphs are one node).
+std::unordered_map<const UOp*, std::shared_ptr<Compiled>>& compiled_cache() {
+  static std::unordered_map<const UOp*, std::shared_ptr<Compiled>> cache;
+  return cache;
+}
+std::mutex cache_mu;
+
+std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& kernels) {
+  std::vector<std::shared_ptr<Compiled>> out(kernels.size());
+  std::vector<std::future<void>> jobs;
+  std::unordered_map<const UOp*, std::shared_ptr<Compiled>> fresh;
+  for (size_t i = 0; i < kernels.size(); i++) {
+    const Kernel& k = kernels[i];
+    {
+      std::lock_guard<std::mutex> lock(cache_mu);
+      if (auto it = compiled_cache().find(k.sink.get()); it != compiled_cache().end()) {
+        out[i] = it->second;
+        continue;
+      }
+    }
+    if (auto it = fresh.find(k.sink.get()); it != fresh.end()) {
+      out[i] = it->second;
+      continue;
+    }
+    auto c = std::make_shared<Compiled>();
+    c->sink = k.sink;
+    LinearKernel lin = linearize(k);
+    c->flops_per_item = lin.flops_per_item;
+    c->source = render_c(k, lin);
+    if (debug_at(5)) debug_log(5, "IR of " + k.name + ":\n" + k.sink->str());
+    if (debug_at(4)) debug_log(4, c->source);
+    fresh[k.sink.get()] = out[i] = c;
+    // New kernels compile in parallel: each is a separate compiler process.
+    jobs.push_back(std::async(std::launch::async, [c, name = k.name] { c->program = cpu_device().compile(name, c->source); }));
+  }
+  std::exception_ptr first_error;
+  for (auto& j : jobs) {
+    try {
+      j.get();
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
+  std::lock_guard<std::mutex> lock(cache_mu);
+  for (auto& [k, c] : fresh) compiled_cache()[k] = c;
+  return out;
+}
+
+}  // namespace
+
+std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets) {
+  auto t_start = std::chrono::steady_clock::now();
+  int64_t compiles_before = GlobalCounters::compile_count;
+  double compile_s_before = GlobalCounters::compile_s;
+  Schedule sched = create_schedule(targets);
+  auto compiled = compile_all(sched.kernels);
+  double run_s = 0;
+  int launched = 0;
+  for (size_t i = 0; i < sched.kernels.size(); i++) {
+    Kernel k = std::move(sched.kernels[i]);  // released after this step: intermediates free early
+    std::vector<void*> ptrs;
+    int64_t bytes = 0;
+    for (const auto& b : k.buffers) {
+      ptrs.push_back(b->data());
+      bytes += static_cast<int64_t>(b->nbytes());
+    }
+    if (k.global_size == 0) continue;  // an empty tensor: nothing to compute
+    auto t0 = std::chrono::steady_clock::now();
+    int err = compiled[i]->program->launch(ptrs, k.global_size, k.work_per_item);
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    int64_t flops = compiled[i]->flops_per_item * k.global_size;
+    GlobalCounters::kernel_count++;
+    GlobalCounters::global_ops += flops;
+    GlobalCounters::global_mem += bytes;
+    GlobalCounters::time_sum_s += dt;
+    run_s += dt;
+    launched++;
+    if (debug_at(2)) {
+      char line[256];
+      std::snprintf(line, sizeof line, "*** CPU %4lld %-28s global %-10lld %9.2f us %8.2f GFLOP/s %8.2f GB/s",
+                    static_cast<long long>(GlobalCounters::kernel_count), k.name.c_str(),
+                    static_cast<long long>(k.global_size), dt * 1e6, dt > 0 ? flops / dt * 1e-9 : 0.0,
+                    dt > 0 ? bytes / dt * 1e-9 : 0.0);
+      debug_log(2, line);
+    }
+    if (err) throw Error("kernel " + k.name + ": integer division by zero");
+  }
+  if (debug_at(1)) {
+    double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "realize: %d kernels in %.2f ms (run %.2f ms, %lld compiled in %.2f ms of compiler time)", launched,
+                  total * 1e3, run_s * 1e3, static_cast<long long>(GlobalCounters::compile_count - compiles_before),
+                  (GlobalCounters::compile_s - compile_s_before) * 1e3);
+    debug_log(1, line);
+  }
+  std::vector<UOpPtr> out;
+  for (const auto& t : targets) {
+    auto it = sched.becomes.find(t.get());
+    out.push_back(it == sched.becomes.end() ? t : it->second);
+  }
+  return out;
+}
+
+}  // namespace lazygrad

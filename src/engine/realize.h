@@ -1,0 +1,13 @@
+// Realize: schedule, compile (in parallel, through the disk cache), run, and report.
+#pragma once
+
+#include <vector>
+
+#include "ir/uop.h"
+
+namespace lazygrad {
+
+// Computes the targets; returns for each one what it is now (a view of its buffer).
+std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets);
+
+}  // namespace lazygrad

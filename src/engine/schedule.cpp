@@ -1,0 +1,143 @@
+// Scheduling: decide which nodes get a buffer of their own (the kernel boundaries), lower each
+// into a kernel, and order the kernels. Elementwise work fuses into whatever consumes it; a
+// reduction gets its own kernel only when fusing it would recompute it (it is read through an
+// expand, from inside another reduction, or by several kernels).
+#include "engine/schedule.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_set>
+
+#include "debug.h"
+#include "runtime/buffer.h"
+
+namespace lazygrad {
+
+UOpPtr buffer_view(const std::shared_ptr<Buffer>& b, const Shape& shape) {
+  UOpPtr buf = make_uop_with_shape(Ops::BUFFER, b->dtype, {}, b, Shape{b->size});
+  if (shape == buf->shape) return buf;
+  return make_uop(Ops::RESHAPE, b->dtype, {buf}, std::vector<int64_t>(shape));
+}
+
+namespace {
+
+// A chain of movement ops over a BUFFER: a view, which realizing never copies.
+const UOp* view_base(const UOp* u) {
+  while (is_movement(u->op)) u = u->src[0].get();
+  return u;
+}
+bool is_buffer_view(const UOp* u) { return view_base(u)->op == Ops::BUFFER; }
+
+bool expands(const UOp* u) { return u->op == Ops::EXPAND && u->shape != u->src[0]->shape; }
+
+using RealizeSet = std::map<const UOp*, UOpPtr>;
+
+// Adds reductions that must not be fused; returns whether it added any.
+bool split_reductions(RealizeSet& realize) {
+  std::map<const UOp*, std::set<const UOp*>> reached_by;
+  std::map<const UOp*, UOpPtr> must, ptrs;
+  for (const auto& [root, root_ptr] : realize) {
+    std::set<std::tuple<const UOp*, bool, bool>> seen;
+    std::function<void(const UOpPtr&, bool, bool)> walk = [&](const UOpPtr& u, bool expanded, bool in_reduce) {
+      if (u->op == Ops::BUFFER || (u.get() != root && realize.count(u.get()))) return;
+      if (!seen.insert({u.get(), expanded, in_reduce}).second) return;
+      if (u->op == Ops::REDUCE_AXIS && u.get() != root) {
+        reached_by[u.get()].insert(root);
+        ptrs[u.get()] = u;
+        if (expanded || in_reduce) {
+          must[u.get()] = u;
+          if (debug_at(3))
+            debug_log(3, std::string("schedule: REDUCE ") + shape_str(u->src[0]->shape) + " -> " + shape_str(u->shape) +
+                             " gets its own kernel (read " + (expanded ? "through an expand" : "inside a reduction") + ")");
+        }
+      }
+      bool e = expanded || expands(u.get()), r = in_reduce || u->op == Ops::REDUCE_AXIS;
+      for (const auto& s : u->src) walk(s, e, r);
+    };
+    walk(root_ptr, false, false);
+  }
+  for (const auto& [r, roots] : reached_by)
+    if (roots.size() > 1 && !must.count(r)) {
+      debug_log(3, "schedule: REDUCE " + shape_str(r->shape) + " gets its own kernel (read by " +
+                       std::to_string(roots.size()) + " kernels)");
+      must[r] = ptrs[r];
+    }
+  bool added = false;
+  for (auto& [k, v] : must) added |= realize.emplace(k, v).second;
+  return added;
+}
+
+}  // namespace
+
+Schedule create_schedule(const std::vector<UOpPtr>& targets) {
+  RealizeSet realize;
+  for (const auto& t : targets)
+    if (!is_buffer_view(t.get())) realize.emplace(t.get(), t);
+  // CONTIGUOUS and ASSIGN always write a buffer.
+  std::unordered_set<const UOp*> visited;
+  std::function<void(const UOpPtr&)> collect = [&](const UOpPtr& u) {
+    if (!visited.insert(u.get()).second) return;
+    if (u->op == Ops::CONTIGUOUS || u->op == Ops::ASSIGN) realize.emplace(u.get(), u);
+    for (const auto& s : u->src) collect(s);
+  };
+  for (const auto& t : targets) collect(t);
+  while (split_reductions(realize)) {
+  }
+
+  // Buffers: fresh ones, except that an ASSIGN writes into its target's buffer.
+  RealizedMap buffers;
+  for (const auto& [u, p] : realize) {
+    if (u->op == Ops::ASSIGN) {
+      const UOp* base = view_base(u->src[0].get());
+      if (base->op != Ops::BUFFER) throw Error("assign: the target is not a realized buffer");
+      buffers[u] = base->as<std::shared_ptr<Buffer>>();
+    } else {
+      buffers[u] = std::make_shared<Buffer>("CPU", u->dtype, u->numel());
+    }
+  }
+
+  // Lower every kernel, then order them by what they read.
+  std::map<const UOp*, Kernel> kernels;
+  for (const auto& [u, p] : realize)
+    kernels.emplace(u, lower_kernel(p, buffers[u], u->op == Ops::ASSIGN ? u->src[0] : nullptr, buffers));
+  // A kernel that reads a buffer's old contents runs before the assign that overwrites it.
+  std::map<const UOp*, std::set<const UOp*>> deps;
+  for (const auto& [u, k] : kernels) deps[u].insert(k.reads.begin(), k.reads.end());
+  for (const auto& [a, ka] : kernels) {
+    if (a->op != Ops::ASSIGN) continue;
+    const Buffer* target = ka.buffers[0].get();
+    for (const auto& [u, k] : kernels) {
+      if (u == a) continue;
+      bool reads_target = false;
+      for (size_t i = 0; i < k.buffers.size(); i++) reads_target |= k.buffers[i].get() == target && !k.written[i];
+      if (reads_target && !deps[u].count(a)) deps[a].insert(u);
+    }
+  }
+  Schedule sched;
+  std::set<const UOp*> placed, visiting;
+  std::function<void(const UOp*)> place = [&](const UOp* u) {
+    if (placed.count(u)) return;
+    if (!visiting.insert(u).second) throw Error("schedule: cycle between kernels (an assign read by its own input?)");
+    for (const UOp* d : deps[u]) place(d);
+    placed.insert(u);
+    sched.kernels.push_back(std::move(kernels.at(u)));
+  };
+  for (const auto& [u, k] : kernels) place(u);
+
+  for (const auto& t : targets) {
+    if (!realize.count(t.get())) continue;
+    sched.becomes[t.get()] = t->op == Ops::ASSIGN ? t->src[0] : buffer_view(buffers[t.get()], t->shape);
+  }
+  if (debug_at(3)) {
+    std::ostringstream os;
+    os << "schedule: " << sched.kernels.size() << " kernels for " << targets.size() << " targets:";
+    for (const auto& k : sched.kernels) os << " " << k.name;
+    debug_log(3, os.str());
+  }
+  return sched;
+}
+
+}  // namespace lazygrad

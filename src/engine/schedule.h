@@ -1,0 +1,23 @@
+// The scheduler: from the tensors being realized to an ordered list of kernels.
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "codegen/kernel.h"
+
+namespace lazygrad {
+
+struct Schedule {
+  std::vector<Kernel> kernels;  // in execution order
+  // What each realized target is now: a view of its buffer.
+  std::unordered_map<const UOp*, UOpPtr> becomes;
+};
+
+Schedule create_schedule(const std::vector<UOpPtr>& targets);
+
+// A BUFFER node over b, viewed with `shape` (a RESHAPE when shape is not 1-D).
+UOpPtr buffer_view(const std::shared_ptr<Buffer>& b, const Shape& shape);
+
+}  // namespace lazygrad

@@ -1,0 +1,54 @@
+// The op set: one enum for every level of the pipeline, with each op's facts in one table.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace lazygrad {
+
+enum class Ops : uint8_t {
+  // Tensor-level sources.
+  BUFFER,  // a realized buffer; arg: the Buffer; shape {size}
+  CONST,   // a scalar constant; arg: int64_t (ints, bool) or double (floats); shape {}
+  IOTA,    // shape {n}, element i is i: the seed of arange, eye and random counters
+  // Unary.
+  EXP2, LOG2, SIN, SQRT, RECIPROCAL, CAST,
+  // Binary. IDIV and MOD round toward -inf (Python's // and %), and raise on a zero divisor.
+  ADD, MUL, MAX, CMPLT, CMPNE, IDIV, MOD, AND, OR, XOR, SHL, SHR,
+  // Ternary.
+  WHERE,
+  // Reduction over axes (tensor level); arg: ReduceArg {SUM|MAX|PROD as ADD|MAX|MUL, axes}.
+  REDUCE_AXIS,
+  // Movement: views, never copies. arg: vector<int64_t> (PAD and SHRINK: flattened (begin, end) pairs).
+  RESHAPE, PERMUTE, EXPAND, PAD, SHRINK, FLIP,
+  // Realization.
+  CONTIGUOUS,  // a fresh contiguous buffer holding src[0]
+  ASSIGN,      // write src[1] into the buffer viewed by src[0]; its value is the updated data
+  // Kernel level (after lowering).
+  DEFINE_GLOBAL,  // kernel parameter; arg: index
+  RANGE,          // loop variable 0 <= r < src[0]; arg: id
+  LOAD,           // src: buffer, index[, valid]: 0 where not valid
+  STORE,          // src: buffer, index, value
+  REDUCE,         // src: value, ranges...; arg: ReduceArg {op, {}}
+  SINK,           // the kernel's root: src are its stores
+  COUNT_,
+};
+
+enum class OpKind : uint8_t { Source, Unary, Binary, Ternary, Reduce, Movement, Buffer, Kernel };
+
+struct OpInfo {
+  std::string_view name;
+  OpKind kind;
+  int flops;  // floating-point/integer operations per output element, for GlobalCounters
+};
+
+const OpInfo& op_info(Ops op);
+inline std::string_view op_name(Ops op) { return op_info(op).name; }
+inline bool is_alu(Ops op) {
+  OpKind k = op_info(op).kind;
+  return k == OpKind::Unary || k == OpKind::Binary || k == OpKind::Ternary;
+}
+inline bool is_movement(Ops op) { return op_info(op).kind == OpKind::Movement; }
+inline bool is_comparison(Ops op) { return op == Ops::CMPLT || op == Ops::CMPNE; }
+
+}  // namespace lazygrad

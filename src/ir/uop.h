@@ -1,0 +1,86 @@
+// UOp: the one immutable node type of every graph in lazygrad (tensor graphs and kernel IR).
+// Nodes are hash-consed: make() returns the existing node when an equal one is alive, so
+// structurally equal subgraphs are one object and common subexpressions dedupe for free.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/ops.h"
+#include "lazygrad/dtype.h"
+#include "lazygrad/error.h"
+
+namespace lazygrad {
+
+struct Buffer;
+struct UOp;
+using UOpPtr = std::shared_ptr<const UOp>;
+using Shape = std::vector<int64_t>;
+
+struct ReduceArg {
+  Ops op;  // ADD (sum), MAX or MUL (prod)
+  std::vector<int64_t> axes;
+  bool operator==(const ReduceArg&) const = default;
+};
+
+using Arg = std::variant<std::monostate, int64_t, double, std::vector<int64_t>, ReduceArg,
+                         std::shared_ptr<Buffer>>;
+
+struct UOp {
+  Ops op;
+  DType dtype;
+  std::vector<UOpPtr> src;
+  Arg arg;
+  Shape shape;  // tensor-level nodes only; {} for scalars and kernel-level nodes
+  size_t hash;
+
+  ~UOp();
+
+  template <class T>
+  const T& as() const { return std::get<T>(arg); }
+  bool is_const() const { return op == Ops::CONST; }
+  bool is_const(double v) const;  // a CONST equal to v
+  double const_double() const;    // a CONST's value as double
+  int64_t const_int() const;      // a CONST's value as int64 (ints and bool)
+  int64_t numel() const;
+
+  // Bounds of an integer kernel-level expression (index math), used by the simplifier.
+  int64_t vmin() const { return bounds().first; }
+  int64_t vmax() const { return bounds().second; }
+  std::pair<int64_t, int64_t> bounds() const;
+
+  std::string str(int depth = 0) const;  // the graph as indented text (DEBUG=5)
+
+ private:
+  mutable std::optional<std::pair<int64_t, int64_t>> bounds_;
+};
+
+// The one constructor: hash-consed. shape is inferred for tensor-level ops.
+UOpPtr make_uop(Ops op, DType dtype, std::vector<UOpPtr> src = {}, Arg arg = {});
+// For BUFFER nodes, whose shape ({size}) the IR cannot infer from an opaque Buffer.
+UOpPtr make_uop_with_shape(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg, std::optional<Shape> shape);
+
+// Constants of a dtype (value converted like a C cast; bools become 0/1).
+UOpPtr const_uop(DType dtype, double value);
+UOpPtr const_int_uop(DType dtype, int64_t value);
+UOpPtr index_const(int64_t value);  // int64 index arithmetic
+
+// Integer index arithmetic, simplified as it is built (see symbolic.cpp).
+UOpPtr alu(Ops op, UOpPtr a, UOpPtr b);
+UOpPtr alu(Ops op, DType dtype, std::vector<UOpPtr> src);
+UOpPtr idx_add(UOpPtr a, UOpPtr b);
+UOpPtr idx_mul(UOpPtr a, int64_t c);
+UOpPtr idx_div(UOpPtr a, int64_t c);
+UOpPtr idx_mod(UOpPtr a, int64_t c);
+UOpPtr idx_lt(UOpPtr a, int64_t c);    // bool: a < c
+UOpPtr idx_ge(UOpPtr a, int64_t c);    // bool: a >= c
+UOpPtr bool_and(UOpPtr a, UOpPtr b);  // either may be null (true)
+
+// Number of live UOps (for tests of hash-consing).
+size_t live_uop_count();
+
+}  // namespace lazygrad

@@ -1,0 +1,270 @@
+// The C renderer: one statement per linear IR step. Half-precision values live in float registers
+// and are converted only when loaded and stored; integer // and % round toward -inf like Python's,
+// and a zero divisor sets the kernel's error flag instead of trapping.
+#include "renderer/c_renderer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numbers>
+#include <sstream>
+#include <unordered_map>
+
+#include "runtime/buffer.h"
+
+namespace lazygrad {
+
+namespace {
+
+// The C type a value of dt is computed in, and the type it is stored as.
+std::string compute_type(DType dt) {
+  switch (dt) {
+    case kBool: return "_Bool";
+    case kFloat16:
+    case kBFloat16:
+    case kFloat32: return "float";
+    case kFloat64: return "double";
+    default: return std::string(dtype_name(dt)) + "_t";
+  }
+}
+std::string storage_type(DType dt) { return dt == kFloat16 || dt == kBFloat16 ? "uint16_t" : compute_type(dt); }
+
+const char* kPrelude = R"(#include <math.h>
+#include <stdint.h>
+/* float16 and bfloat16 are stored as 16 bits and computed in float; round to nearest even. */
+static inline float lg_h2f(uint16_t h) {
+  uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;
+  if (e == 0) {
+    if (m == 0) u = s;
+    else { e = 113; while (!(m & 0x400)) { m <<= 1; e--; } u = s | (e << 23) | ((m & 0x3ff) << 13); }
+  } else if (e == 31) u = s | 0x7f800000 | (m << 13);
+  else u = s | ((e + 112) << 23) | (m << 13);
+  union { uint32_t u; float f; } c = {u}; return c.f;
+}
+static inline uint16_t lg_f2h(float f) {
+  union { float f; uint32_t u; } c = {f};
+  uint32_t u = c.u, s = (u >> 16) & 0x8000, a = u & 0x7fffffff;
+  if (a >= 0x7f800000) return (uint16_t)(s | 0x7c00 | (a > 0x7f800000 ? 0x200 : 0));
+  if (a >= 0x477ff000) return (uint16_t)(s | 0x7c00);
+  if (a < 0x38800000) {
+    if (a < 0x33000000) return (uint16_t)s;
+    uint32_t e = a >> 23, m = (a & 0x7fffff) | 0x800000, sh = 126 - e;
+    uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);
+    if (rem > half || (rem == half && (r & 1))) r++;
+    return (uint16_t)(s | r);
+  }
+  uint32_t r = a + 0xfff + ((a >> 13) & 1) - 0x38000000;
+  return (uint16_t)(s | (r >> 13));
+}
+static inline float lg_bf2f(uint16_t h) { union { uint32_t u; float f; } c = {(uint32_t)h << 16}; return c.f; }
+static inline uint16_t lg_f2bf(float f) {
+  union { float f; uint32_t u; } c = {f};
+  if ((c.u & 0x7fffffff) > 0x7f800000) return (uint16_t)((c.u >> 16) | 0x40);
+  return (uint16_t)((c.u + 0x7fff + ((c.u >> 16) & 1)) >> 16);
+}
+/* max that propagates NaN, as torch.maximum does. */
+static inline float lg_fmaxf(float a, float b) { return (a > b || a != a) ? a : b; }
+static inline double lg_fmax(double a, double b) { return (a > b || a != a) ? a : b; }
+)";
+
+// Floor division and modulo with a zero check, per integer type used.
+std::string int_helpers(const std::string& t, bool is_unsigned_type) {
+  std::ostringstream os;
+  if (is_unsigned_type) {
+    os << "static inline " << t << " lg_idiv_" << t << "(" << t << " a, " << t
+       << " b, int* err) { if (b == 0) { *err = 1; return 0; } return a / b; }\n";
+    os << "static inline " << t << " lg_mod_" << t << "(" << t << " a, " << t
+       << " b, int* err) { if (b == 0) { *err = 1; return 0; } return a % b; }\n";
+  } else {
+    // b == -1 is done as a negation so MIN / -1 wraps (as in PyTorch) instead of trapping.
+    os << "static inline " << t << " lg_idiv_" << t << "(" << t << " a, " << t
+       << " b, int* err) { if (b == 0) { *err = 1; return 0; } if (b == -1) return (" << t
+       << ")(0 - (uint64_t)a); " << t << " q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n";
+    os << "static inline " << t << " lg_mod_" << t << "(" << t << " a, " << t
+       << " b, int* err) { if (b == 0) { *err = 1; return 0; } if (b == -1) return 0; " << t
+       << " r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n";
+  }
+  return os.str();
+}
+
+std::string literal(const UOp& c) {
+  DType dt = c.dtype;
+  if (is_float(dt)) {
+    double v = c.const_double();
+    bool f32 = dt != kFloat64;
+    if (std::isnan(v)) return f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+    if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (f32 ? "__builtin_inff()" : "__builtin_inf()");
+    char buf[64];
+    if (f32) std::snprintf(buf, sizeof buf, "%.9gf", static_cast<float>(v));
+    else std::snprintf(buf, sizeof buf, "%.17g", v);
+    std::string s = buf;
+    if (s.find_first_of(".en") == std::string::npos) s.insert(s.size() - (f32 ? 1 : 0), ".0");
+    return s;
+  }
+  if (dt == kBool) return c.const_int() ? "1" : "0";
+  int64_t v = c.const_int();
+  if (dt == kUInt64) return std::to_string(static_cast<uint64_t>(v)) + "ULL";
+  if (v == INT64_MIN) return "(-9223372036854775807LL - 1)";
+  return "(" + compute_type(dt) + ")" + std::to_string(v) + "LL";
+}
+
+class CRenderer {
+ public:
+  CRenderer(const Kernel& k, const LinearKernel& lin) : k_(k), lin_(lin) {}
+
+  std::string render() {
+    std::ostringstream body;
+    for (const Inst& in : lin_.insts) body << line(in);
+    std::ostringstream os;
+    os << kPrelude;
+    for (const auto& h : helpers_) os << h.second;
+    os << "\nstatic int " << k_.name << "(";
+    for (size_t i = 0; i < k_.buffers.size(); i++) {
+      DType dt = k_.buffers[i]->dtype;
+      os << (k_.written[i] ? "" : "const ") << storage_type(dt) << "* restrict data" << i << ", ";
+    }
+    os << "int64_t gstart, int64_t gend) {\n  int err = 0;\n";
+    os << "  for (int64_t g = gstart; g < gend; g++) {\n" << body.str() << "  }\n  return err;\n}\n\n";
+    os << "int " << k_.name << "_entry(void* const* bufs, int64_t gstart, int64_t gend) {\n  return " << k_.name << "(";
+    for (size_t i = 0; i < k_.buffers.size(); i++)
+      os << "(" << storage_type(k_.buffers[i]->dtype) << "*)bufs[" << i << "], ";
+    os << "gstart, gend);\n}\n";
+    return os.str();
+  }
+
+ private:
+  std::string name(const UOpPtr& u) {
+    if (u->op == Ops::CONST) return literal(*u);
+    if (u->op == Ops::RANGE) return u->as<int64_t>() == 0 ? "g" : "r" + std::to_string(u->as<int64_t>());
+    if (u->op == Ops::DEFINE_GLOBAL) return "data" + std::to_string(u->as<int64_t>());
+    auto it = names_.find(u.get());
+    if (it != names_.end()) return it->second;
+    std::string n = (u->op == Ops::REDUCE ? "acc" : u->op == Ops::LOAD ? "val" : "alu") + std::to_string(counter_++);
+    names_[u.get()] = n;
+    return n;
+  }
+
+  std::string indent(int depth) const { return std::string(4 + 2 * depth, ' '); }
+
+  std::string line(const Inst& in) {
+    const UOpPtr& u = in.u;
+    std::string ind = indent(in.depth);
+    switch (in.step) {
+      case Step::Open: {
+        std::string r = name(u);
+        return ind + "for (int64_t " + r + " = 0; " + r + " < " + literal(*u->src[0]) + "; " + r + "++) {\n";
+      }
+      case Step::Close: return ind + "}\n";
+      case Step::AccInit: return ind + compute_type(u->dtype) + " " + name(u) + " = " + identity(u) + ";\n";
+      case Step::AccUpdate: {
+        std::string acc = name(u), v = name(u->src[0]);
+        Ops op = u->as<ReduceArg>().op;
+        if (op == Ops::ADD) return ind + acc + " += " + v + ";\n";
+        if (op == Ops::MUL) return ind + acc + " *= " + v + ";\n";
+        return ind + acc + " = " + max_expr(u->dtype, acc, v) + ";\n";
+      }
+      case Step::Compute: break;
+    }
+    if (u->op == Ops::STORE) {
+      std::string v = name(u->src[2]);
+      if (u->dtype == kFloat16) v = "lg_f2h(" + v + ")";
+      if (u->dtype == kBFloat16) v = "lg_f2bf(" + v + ")";
+      return ind + name(u->src[0]) + "[" + name(u->src[1]) + "] = " + v + ";\n";
+    }
+    return ind + compute_type(u->dtype) + " " + name(u) + " = " + expr(u) + ";\n";
+  }
+
+  std::string identity(const UOpPtr& red) {
+    DType dt = red->dtype;
+    Ops op = red->as<ReduceArg>().op;
+    if (op == Ops::ADD) return is_float(dt) ? "0.0" : "0";
+    if (op == Ops::MUL) return is_float(dt) ? "1.0" : "1";
+    if (is_float(dt)) return dt == kFloat64 ? "-__builtin_inf()" : "-__builtin_inff()";
+    if (dt == kBool || is_unsigned(dt)) return "0";
+    return literal(*const_int_uop(dt, dt == kInt64 ? INT64_MIN : -(int64_t(1) << (bit_width(dt) - 1))));
+  }
+
+  std::string max_expr(DType dt, const std::string& a, const std::string& b) {
+    if (dt == kFloat64) return "lg_fmax(" + a + ", " + b + ")";
+    if (is_float(dt)) return "lg_fmaxf(" + a + ", " + b + ")";
+    return "(" + a + " > " + b + " ? " + a + " : " + b + ")";
+  }
+
+  std::string divmod(const UOpPtr& u, const char* c_op, const char* helper) {
+    const UOpPtr &a = u->src[0], &b = u->src[1];
+    std::string x = name(a), y = name(b);
+    // Index math and known-positive divisors need no check: C's / and % agree with floor there.
+    bool safe_divisor = b->is_const() && b->const_int() > 0;
+    bool non_negative = is_unsigned(a->dtype) || (a->dtype == kInt64 && a->vmin() >= 0);
+    if (safe_divisor && non_negative) return x + " " + c_op + " " + y;
+    std::string t = compute_type(u->dtype);
+    if (!helpers_.count(t)) helpers_[t] = int_helpers(t, is_unsigned(u->dtype));
+    return std::string("lg_") + helper + "_" + t + "(" + x + ", " + y + ", &err)";
+  }
+
+  std::string expr(const UOpPtr& u) {
+    auto s = [&](size_t i) { return name(u->src[i]); };
+    bool f32 = is_float(u->dtype) && u->dtype != kFloat64;
+    std::string fs = f32 ? "f" : "";
+    switch (u->op) {
+      case Ops::LOAD: {
+        std::string v = s(0) + "[" + s(1) + "]";
+        if (u->dtype == kFloat16) v = "lg_h2f(" + v + ")";
+        if (u->dtype == kBFloat16) v = "lg_bf2f(" + v + ")";
+        if (u->src.size() == 3) v = s(2) + " ? " + v + " : (" + compute_type(u->dtype) + ")0";
+        return v;
+      }
+      case Ops::EXP2: {
+        // exp(x) reaches us as exp2(x * log2(e)); libm's exp is exact where the product is not.
+        const UOpPtr& m = u->src[0];
+        if (m->op == Ops::MUL && m->src[1]->is_const() && m->src[1]->const_double() == std::numbers::log2e)
+          return "exp" + fs + "(" + name(m->src[0]) + ")";
+        return "exp2" + fs + "(" + s(0) + ")";
+      }
+      case Ops::LOG2: return "log2" + fs + "(" + s(0) + ")";
+      case Ops::SIN: return "sin" + fs + "(" + s(0) + ")";
+      case Ops::SQRT: return "sqrt" + fs + "(" + s(0) + ")";
+      case Ops::RECIPROCAL: return (f32 ? "1.0f / " : "1.0 / ") + s(0);
+      case Ops::CAST: {
+        DType to = u->dtype;
+        if (to == kBool) return s(0) + " != 0";
+        std::string v = "(" + compute_type(to) + ")" + s(0);
+        if (to == kFloat16) return "lg_h2f(lg_f2h(" + v + "))";  // round to what float16 can hold
+        if (to == kBFloat16) return "lg_bf2f(lg_f2bf(" + v + "))";
+        return v;
+      }
+      case Ops::ADD: return s(0) + " + " + s(1);
+      case Ops::MUL:
+        // log(x) reaches us as log2(x) * ln(2).
+        if (u->src[0]->op == Ops::LOG2 && u->src[1]->is_const() && u->src[1]->const_double() == std::numbers::ln2)
+          return "log" + fs + "(" + name(u->src[0]->src[0]) + ")";
+        // x * (1/y) is rendered as x / y: one rounding, as PyTorch's division.
+        if (is_float(u->dtype) && u->src[1]->op == Ops::RECIPROCAL) return s(0) + " / " + name(u->src[1]->src[0]);
+        return s(0) + " * " + s(1);
+      case Ops::MAX: return max_expr(u->dtype, s(0), s(1));
+      case Ops::CMPLT: return s(0) + " < " + s(1);
+      case Ops::CMPNE: return s(0) + " != " + s(1);
+      case Ops::IDIV: return divmod(u, "/", "idiv");
+      case Ops::MOD: return divmod(u, "%", "mod");
+      case Ops::AND: return s(0) + " & " + s(1);
+      case Ops::OR: return s(0) + " | " + s(1);
+      case Ops::XOR: return s(0) + " ^ " + s(1);
+      case Ops::SHL: return s(0) + " << " + s(1);
+      case Ops::SHR: return s(0) + " >> " + s(1);
+      case Ops::WHERE: return s(0) + " ? " + s(1) + " : " + s(2);
+      default: throw Error("render_c: no C for " + std::string(op_name(u->op)));
+    }
+  }
+
+  const Kernel& k_;
+  const LinearKernel& lin_;
+  std::unordered_map<const UOp*, std::string> names_;
+  std::map<std::string, std::string> helpers_;
+  int counter_ = 0;
+};
+
+}  // namespace
+
+std::string render_c(const Kernel& k, const LinearKernel& lin) { return CRenderer(k, lin).render(); }
+
+}  // namespace lazygrad

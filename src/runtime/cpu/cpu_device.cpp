@@ -1,0 +1,180 @@
+// The CPU device: kernels are C, compiled by the system compiler into a shared object, cached on
+// disk by a hash of source and flags, loaded with dlopen and run on a thread pool.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+
+#include "debug.h"
+#include "lazygrad/counters.h"
+#include "lazygrad/error.h"
+#include "runtime/device.h"
+#include "runtime/disk_cache.h"
+#include "runtime/thread_pool.h"
+
+namespace lazygrad {
+
+namespace {
+
+using KernelFn = int (*)(void* const*, int64_t, int64_t);
+
+// Kernels too small to pay for waking the workers run on the calling thread.
+constexpr int64_t kMinParallelWork = 1 << 15;
+
+std::string run_command(const std::string& cmd, int& status) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) {
+    status = -1;
+    return "popen failed";
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  status = pclose(p);
+  return out;
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+class CpuProgram : public Program {
+ public:
+  CpuProgram(KernelFn fn, ThreadPool* (*pool)()) : fn_(fn), pool_(pool) {}
+  int launch(std::span<void* const> buffers, int64_t global_size, int64_t work_per_item) const override {
+    const Settings& s = settings();
+    int chunks = 1;
+    if (global_size * std::max<int64_t>(work_per_item, 1) >= kMinParallelWork)
+      chunks = static_cast<int>(std::min<int64_t>(s.threads, global_size));
+    if (chunks <= 1) {
+      DenormalGuard guard(s.flush_denormals);  // set for the kernel only, the caller's mode restored after
+      return fn_(buffers.data(), 0, global_size);
+    }
+    std::vector<int> errs(chunks, 0);
+    pool_()->run(chunks, [&](int c) {
+      int64_t begin = global_size * c / chunks, end = global_size * (c + 1) / chunks;
+      errs[c] = fn_(buffers.data(), begin, end);
+    });
+    int err = 0;
+    for (int e : errs) err |= e;
+    return err;
+  }
+
+ private:
+  KernelFn fn_;
+  ThreadPool* (*pool_)();
+};
+
+ThreadPool* shared_pool() {
+  static std::mutex mu;
+  static std::unique_ptr<ThreadPool> pool;
+  static std::pair<int, bool> made{0, false};
+  std::lock_guard<std::mutex> lock(mu);
+  std::pair<int, bool> want{settings().threads, settings().flush_denormals};
+  if (!pool || made != want) {  // THREADS or FTZ changed: a new pool with the new setting
+    pool.reset();
+    pool = std::make_unique<ThreadPool>(want.first, want.second);
+    made = want;
+  }
+  return pool.get();
+}
+
+class CpuDevice : public Device {
+ public:
+  DeviceInfo info() const override {
+    int status = 0;
+    std::string v = run_command(quote(settings().cc) + " --version", status);
+    std::string first = v.substr(0, v.find('\n'));
+    bool ok = status == 0;
+    return {"CPU", (ok ? first : "compiler '" + settings().cc + "' not found") + ", " +
+                       std::to_string(settings().threads) + " threads",
+            ok};
+  }
+
+  std::shared_ptr<Program> compile(const std::string& name, const std::string& source) override {
+    const Settings& s = settings();
+    std::string key = hex64(fnv1a(source + "\n" + s.cc + "\n" + s.cflags));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = loaded_.find(key); it != loaded_.end()) return it->second;
+    }
+    // Compiles run outside the lock, so a schedule's new kernels build in parallel.
+    std::string base = cache_dir() + "/" + name + "-" + key;
+    KernelFn fn = load_cached(base, name, source);
+    if (fn) {
+      GlobalCounters::cache_hits++;
+    } else {
+      build(base, source);
+      fn = load(base + ".so", name);
+      if (!fn) throw Error("compile: built " + base + ".so but could not load " + name + ": " + dlerror());
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [it, inserted] = loaded_.try_emplace(key, std::make_shared<CpuProgram>(fn, &shared_pool));
+    return it->second;
+  }
+
+ private:
+  static KernelFn load(const std::string& so, const std::string& name) {
+    void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) return nullptr;
+    return reinterpret_cast<KernelFn>(dlsym(h, (name + "_entry").c_str()));
+  }
+
+  // An entry is valid when its stored source is ours and the object's checksum matches.
+  static KernelFn load_cached(const std::string& base, const std::string& name, const std::string& source) {
+    auto src = read_file(base + ".c");
+    auto so = read_file(base + ".so");
+    auto sum = read_file(base + ".sum");
+    if (!src || !so || !sum) return nullptr;
+    if (*src != source || *sum != hex64(fnv1a(*so))) {
+      debug_log(3, "cache: " + base + ".so is corrupt or stale, rebuilding");
+      return nullptr;
+    }
+    return load(base + ".so", name);
+  }
+
+  static void build(const std::string& base, const std::string& source) {
+    const Settings& s = settings();
+    std::string tmp = base + ".build." + std::to_string(getpid()) + "." + std::to_string(counter_++);
+    // The source goes in place first: the object then names the same file in every build, so its
+    // bytes (and checksum) do not depend on which process built it.
+    write_file_atomic(base + ".c", source);
+    std::string cmd = s.cc + " " + s.cflags + " -o " + quote(tmp + ".so") + " " + quote(base + ".c");
+    auto t0 = std::chrono::steady_clock::now();
+    int status = 0;
+    std::string out = run_command(cmd, status);
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    GlobalCounters::compile_count++;
+    GlobalCounters::compile_s += dt;
+    std::error_code ec;
+    if (status != 0) {
+      std::filesystem::remove(tmp + ".so", ec);
+      throw Error("compile: `" + cmd + "` failed:\n" + out + "\n--- source ---\n" + source);
+    }
+    auto so = read_file(tmp + ".so");
+    if (!so) throw Error("compile: compiler wrote no " + tmp + ".so");
+    write_file_atomic(base + ".sum", hex64(fnv1a(*so)));
+    std::filesystem::rename(tmp + ".so", base + ".so");
+  }
+
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<Program>> loaded_;
+  static inline std::atomic<int> counter_{0};
+};
+
+}  // namespace
+
+Device& cpu_device() {
+  static CpuDevice dev;
+  return dev;
+}
+
+}  // namespace lazygrad

@@ -1,0 +1,32 @@
+// The device interface: what the engine needs from a place that runs kernels.
+// A backend is one folder under runtime/ implementing these (cpu/ today).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "lazygrad/runtime.h"
+
+namespace lazygrad {
+
+// A compiled kernel. launch() runs global indices [0, global_size) and returns the kernel's error
+// flag (1: integer division by zero).
+class Program {
+ public:
+  virtual ~Program() = default;
+  virtual int launch(std::span<void* const> buffers, int64_t global_size, int64_t work_per_item) const = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual DeviceInfo info() const = 0;
+  // Compile (or load from the disk cache) the kernel function `name` in `source`.
+  virtual std::shared_ptr<Program> compile(const std::string& name, const std::string& source) = 0;
+};
+
+Device& cpu_device();
+
+}  // namespace lazygrad

@@ -1,0 +1,68 @@
+// Settings from the environment, and what `lazygrad info` reports.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "debug.h"
+#include "lazygrad/error.h"
+#include "lazygrad/runtime.h"
+#include "runtime/device.h"
+
+namespace lazygrad {
+
+namespace {
+std::string env(const char* name, const std::string& fallback = "") {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+int env_int(const char* name, int fallback) {
+  std::string v = env(name);
+  if (v.empty()) return fallback;
+  try {
+    return std::stoi(v);
+  } catch (const std::exception&) {
+    throw Error(std::string("settings: ") + name + "=" + v + " is not an integer");
+  }
+}
+
+Settings& mutable_settings() {
+  static Settings s = [] {
+    Settings s;
+    s.debug = env_int("DEBUG", 0);
+    int cores = static_cast<int>(std::thread::hardware_concurrency());
+    s.threads = std::max(1, env_int("THREADS", cores > 0 ? cores : 1));
+    s.flush_denormals = env_int("FTZ", 1) != 0;
+    s.cc = env("CC", "cc");
+    // IEEE semantics: no -ffast-math, no FMA contraction (results match PyTorch's op-by-op ones);
+    // -fwrapv makes signed overflow wrap as it does in PyTorch.
+    s.cflags = env("LAZYGRAD_CFLAGS", "-O2 -march=native -fPIC -shared -fwrapv -fno-math-errno -ffp-contract=off");
+    std::string xdg = env("XDG_CACHE_HOME", env("HOME", "/tmp") + "/.cache");
+    s.cache_dir = env("LAZYGRAD_CACHE", xdg + "/lazygrad");
+    return s;
+  }();
+  return s;
+}
+}  // namespace
+
+const Settings& settings() { return mutable_settings(); }
+void set_debug(int level) { mutable_settings().debug = level; }
+void set_threads(int n) {
+  if (n < 1) throw Error("set_threads: need at least 1 thread, got " + std::to_string(n));
+  mutable_settings().threads = n;
+}
+
+void debug_log(int, const std::string& line) {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  std::cerr << line << "\n";
+}
+
+std::vector<DeviceInfo> devices() { return {cpu_device().info()}; }
+
+std::string version() { return "0.1.0"; }
+
+}  // namespace lazygrad

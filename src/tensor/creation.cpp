@@ -1,0 +1,161 @@
+// Creation: constants, ranges and random numbers, all lazy (computed inside the consuming kernel).
+#include <cmath>
+#include <numbers>
+
+#include "tensor/tensor_impl.h"
+
+namespace lazygrad {
+
+namespace {
+
+void check_shape(const Shape& shape, const char* op) {
+  for (int64_t s : shape) require(s >= 0, std::string(op) + ": negative size in shape " + shape_str(shape));
+}
+
+Tensor broadcast_const(UOpPtr c, const Shape& shape) {
+  if (!shape.empty()) {
+    c = make_uop(Ops::RESHAPE, c->dtype, {c}, std::vector<int64_t>(shape.size(), 1));
+    c = make_uop(Ops::EXPAND, c->dtype, {c}, std::vector<int64_t>(shape));
+  }
+  return make_tensor(c);
+}
+
+Tensor iota(int64_t n, DType dtype) { return make_tensor(make_uop(Ops::IOTA, dtype, {}, n)); }
+
+// The counter-based generator: Widynski's "squares" (four rounds of 64-bit square and rotate),
+// evaluated per element from (counter, key), so any THREADS value gives the same numbers.
+struct Rng {
+  uint64_t key = 0, counter = 0;
+  void seed(uint64_t s) {
+    uint64_t z = s + 0x9e3779b97f4a7c15ULL;  // splitmix64 spreads the seed over the key's bits
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    key = (z ^ (z >> 31)) | 1;
+    counter = 0;
+  }
+  Rng() { seed(0); }
+};
+Rng& rng() {
+  static Rng r;
+  return r;
+}
+
+// n uniformly random 32-bit values (as uint64), the next n counters of the generator.
+Tensor random_bits(int64_t n) {
+  Rng& r = rng();
+  Tensor ctr = iota(n, kUInt64) + scalar_tensor(static_cast<int64_t>(r.counter), kUInt64);
+  r.counter += static_cast<uint64_t>(n);
+  Tensor key = scalar_tensor(static_cast<int64_t>(r.key), kUInt64);
+  auto rot = [](const Tensor& x) { return (x >> 32) | (x << 32); };
+  Tensor x = ctr * key, y = x, z = y + key;
+  x = rot(x * x + y);
+  x = rot(x * x + z);
+  x = rot(x * x + y);
+  return (x * x + z) >> 32;
+}
+
+// Uniform [0, 1) in float64 with 53 random bits, from two draws per element.
+Tensor uniform_f64(int64_t n) {
+  Tensor bits = random_bits(2 * n).reshape({n, 2});
+  Tensor hi = bits.slice(1, 0, 1).reshape({n}), lo = bits.slice(1, 1, 2).reshape({n});
+  Tensor u53 = (hi << 21) | (lo >> 11);
+  return u53.to(kFloat64) * (1.0 / 9007199254740992.0);
+}
+
+// Uniform [0, 1) in dtype.
+Tensor uniform01(int64_t n, DType dtype) {
+  if (dtype == kFloat64) return uniform_f64(n);
+  Tensor u = (random_bits(n) >> 8).to(kFloat32) * (1.0f / 16777216.0f);
+  return dtype == kFloat32 ? u : u.to(dtype);
+}
+
+int64_t numel_of(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+}  // namespace
+
+Tensor Tensor::full(const Shape& shape, Scalar value, std::optional<DType> dtype) {
+  check_shape(shape, "full");
+  DType dt = dtype ? *dtype
+                   : value.kind() == Scalar::Kind::Float ? kFloat32
+                   : value.kind() == Scalar::Kind::Int   ? kInt64
+                                                         : kBool;
+  return broadcast_const(scalar_tensor(value, dt).uop(), shape);
+}
+Tensor Tensor::zeros(const Shape& shape, DType dtype) { return full(shape, 0, dtype); }
+Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1, dtype); }
+Tensor Tensor::zeros_like(const Tensor& t) { return full(t.shape(), 0, t.dtype()); }
+Tensor Tensor::ones_like(const Tensor& t) { return full(t.shape(), 1, t.dtype()); }
+Tensor Tensor::full_like(const Tensor& t, Scalar value) { return full(t.shape(), value, t.dtype()); }
+
+Tensor Tensor::arange(Scalar end, std::optional<DType> dtype) { return arange(0, end, 1, dtype); }
+
+Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype) {
+  require(step.to_double() != 0, "arange: step must be nonzero");
+  double span = end.to_double() - start.to_double();
+  require(std::isfinite(span), "arange: start and end must be finite");
+  require(span == 0 || (span > 0) == (step.to_double() > 0),
+          "arange: upper bound and lower bound inconsistent with step sign");
+  bool floaty = start.is_float() || end.is_float() || step.is_float();
+  DType dt = dtype ? *dtype : floaty ? kFloat32 : kInt64;
+  auto n = static_cast<int64_t>(std::ceil(span / step.to_double()));
+  if (!floaty) return (iota(n, kInt64) * step.to_int() + start.to_int()).to(dt);
+  // Like PyTorch: start + i * step computed in double, then rounded to the dtype.
+  return (iota(n, kFloat64) * step.to_double() + start.to_double()).to(dt);
+}
+
+Tensor Tensor::linspace(double start, double end, int64_t steps, DType dtype) {
+  require(steps >= 0, "linspace: number of steps must be non-negative");
+  if (steps <= 1) return full({steps}, start, dtype);
+  double step = (end - start) / static_cast<double>(steps - 1);
+  // Both halves are anchored at their end, as PyTorch does, so the last value is exactly `end`.
+  Tensor i = iota(steps, kFloat64);
+  Tensor lo = i * step + start, hi = (i - static_cast<double>(steps - 1)) * step + end;
+  return lazygrad::where(i.lt(static_cast<double>(steps / 2)), lo, hi).to(dtype);
+}
+
+Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype) {
+  int64_t cols = m.value_or(n);
+  require(n >= 0 && cols >= 0, "eye: sizes must be non-negative, got " + std::to_string(n) + " and " + std::to_string(cols));
+  Tensor r = iota(n, kInt64).reshape({n, 1}), c = iota(cols, kInt64).reshape({1, cols});
+  return r.eq(c).to(dtype);
+}
+
+void Tensor::manual_seed(uint64_t seed) { rng().seed(seed); }
+
+Tensor Tensor::rand(const Shape& shape, DType dtype) {
+  check_shape(shape, "rand");
+  require(is_float(dtype), "rand: dtype must be floating point");
+  return uniform01(numel_of(shape), dtype).reshape(shape);
+}
+
+Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype) {
+  check_shape(shape, "uniform");
+  require(is_float(dtype), "uniform: dtype must be floating point");
+  Tensor u = uniform01(numel_of(shape), dtype == kFloat64 ? kFloat64 : kFloat32);
+  return (u * (high - low) + low).to(dtype).reshape(shape);
+}
+
+Tensor Tensor::randn(const Shape& shape, DType dtype) {
+  check_shape(shape, "randn");
+  require(is_float(dtype), "randn: dtype must be floating point");
+  int64_t n = numel_of(shape);
+  DType dt = dtype == kFloat64 ? kFloat64 : kFloat32;
+  // Box-Muller: 1 - u1 is in (0, 1], so the log is finite.
+  Tensor u1 = uniform01(n, dt), u2 = uniform01(n, dt);
+  Tensor r = ((1.0 - u1).log() * -2.0).sqrt();
+  return (r * (u2 * (2 * std::numbers::pi)).cos()).to(dtype).reshape(shape);
+}
+
+Tensor Tensor::randint(int64_t low, int64_t high, const Shape& shape, DType dtype) {
+  check_shape(shape, "randint");
+  require(high > low, "randint: high (" + std::to_string(high) + ") must be greater than low (" + std::to_string(low) + ")");
+  Tensor u = uniform_f64(numel_of(shape));
+  Tensor v = (u * static_cast<double>(high - low)).floor().to(kInt64) + low;
+  return v.to(dtype).reshape(shape);
+}
+
+}  // namespace lazygrad

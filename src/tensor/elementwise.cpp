@@ -1,0 +1,328 @@
+// Elementwise ops: broadcasting, PyTorch's type promotion, and the math composed from primitives.
+#include <cmath>
+#include <numbers>
+
+#include "tensor/tensor_impl.h"
+
+namespace lazygrad {
+
+namespace {
+
+int category(DType dt) { return dt == kBool ? 0 : is_float(dt) ? 2 : 1; }
+
+// torch.result_type for two tensors: dimensioned tensors outrank 0-d ones of the same category.
+DType result_type(const Tensor& a, const Tensor& b) {
+  bool a0 = a.dim() == 0, b0 = b.dim() == 0;
+  if (a0 == b0) return promote_types(a.dtype(), b.dtype());
+  const Tensor& dimmed = a0 ? b : a;
+  const Tensor& zero = a0 ? a : b;
+  if (category(zero.dtype()) > category(dimmed.dtype())) return zero.dtype();
+  return dimmed.dtype();
+}
+
+Shape broadcast_shape(const Shape& a, const Shape& b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; i++) {
+    int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (x != y && x != 1 && y != 1)
+      throw Error(std::string(op) + ": shapes " + shape_str(a) + " and " + shape_str(b) + " cannot be broadcast");
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+UOpPtr to_shape(const Tensor& t, const Shape& shape) {
+  UOpPtr u = t.uop();
+  if (u->shape == shape) return u;
+  Shape padded(shape.size() - u->shape.size(), 1);
+  padded.insert(padded.end(), u->shape.begin(), u->shape.end());
+  if (padded != u->shape) u = make_uop(Ops::RESHAPE, u->dtype, {u}, std::vector<int64_t>(padded));
+  return make_uop(Ops::EXPAND, u->dtype, {u}, std::vector<int64_t>(shape));
+}
+
+UOpPtr cast_uop(const UOpPtr& u, DType dt) { return u->dtype == dt ? u : make_uop(Ops::CAST, dt, {u}); }
+
+// A binary primitive on broadcast, promoted operands. `out` is the result dtype (bool for compares).
+Tensor binary(Ops op, const Tensor& a, const Tensor& b, const char* name, std::optional<DType> compute = {}) {
+  DType dt = compute ? *compute : result_type(a, b);
+  Shape shape = broadcast_shape(a.shape(), b.shape(), name);
+  UOpPtr x = cast_uop(to_shape(a, shape), dt), y = cast_uop(to_shape(b, shape), dt);
+  DType out = is_comparison(op) ? kBool : dt;
+  return make_tensor(make_uop(op, out, {x, y}));
+}
+
+Tensor unary(Ops op, const Tensor& t) { return make_tensor(make_uop(op, t.dtype(), {t.uop()})); }
+
+Tensor as_float(const Tensor& t) { return is_float(t.dtype()) ? t : t.to(kFloat32); }
+
+Tensor lift(const Tensor& t, Scalar s) { return scalar_tensor(s, scalar_result_type(t, s)); }
+
+void require_int(const Tensor& a, const char* op) {
+  require(!is_float(a.dtype()), std::string(op) + ": not defined for " + std::string(dtype_name(a.dtype())) +
+                                    " tensors (integer or bool only)");
+}
+
+constexpr double kLog2E = std::numbers::log2e, kLn2 = std::numbers::ln2;
+
+}  // namespace
+
+Tensor scalar_tensor(Scalar v, DType dtype) {
+  UOpPtr c = v.is_float() ? const_uop(dtype, v.to_double()) : const_int_uop(dtype, v.to_int());
+  return make_tensor(c);
+}
+
+DType scalar_result_type(const Tensor& t, Scalar s) {
+  int sc = s.kind() == Scalar::Kind::Bool ? 0 : s.kind() == Scalar::Kind::Int ? 1 : 2;
+  if (sc <= category(t.dtype())) return t.dtype();
+  return sc == 2 ? kFloat32 : kInt64;
+}
+
+Tensor Tensor::to(DType dt) const { return make_tensor(cast_uop(uop(), dt)); }
+
+Tensor Tensor::add(const Tensor& o) const {
+  if (dtype() == kBool && o.dtype() == kBool) return logical_or(o);
+  return binary(Ops::ADD, *this, o, "add");
+}
+Tensor Tensor::mul(const Tensor& o) const {
+  if (dtype() == kBool && o.dtype() == kBool) return logical_and(o);
+  return binary(Ops::MUL, *this, o, "mul");
+}
+Tensor Tensor::neg() const {
+  require(dtype() != kBool, "neg: negation of a bool tensor is not supported, use logical_not");
+  return mul(scalar_tensor(-1, dtype()));
+}
+Tensor Tensor::sub(const Tensor& o) const {
+  require(dtype() != kBool || o.dtype() != kBool, "sub: subtraction of bool tensors is not supported");
+  DType dt = result_type(*this, o);
+  return binary(Ops::ADD, *this, o.to(dt).neg(), "sub");
+}
+Tensor Tensor::div(const Tensor& o) const {
+  DType dt = result_type(*this, o);
+  if (!is_float(dt)) dt = kFloat32;
+  Tensor b = o.to(dt);
+  return binary(Ops::MUL, to(dt), make_tensor(make_uop(Ops::RECIPROCAL, dt, {b.uop()})), "div");
+}
+Tensor Tensor::floor_divide(const Tensor& o) const {
+  DType dt = result_type(*this, o);
+  if (is_float(dt)) return to(dt).div(o.to(dt)).floor();
+  require(dt != kBool, "floor_divide: not supported for bool tensors");
+  return binary(Ops::IDIV, *this, o, "floor_divide");
+}
+Tensor Tensor::remainder(const Tensor& o) const {
+  DType dt = result_type(*this, o);
+  if (is_float(dt)) {
+    Tensor a = to(dt), b = o.to(dt);
+    return a - a.div(b).floor() * b;
+  }
+  require(dt != kBool, "remainder: not supported for bool tensors");
+  return binary(Ops::MOD, *this, o, "remainder");
+}
+
+Tensor Tensor::add(Scalar o) const { return add(lift(*this, o)); }
+Tensor Tensor::sub(Scalar o) const { return sub(lift(*this, o)); }
+Tensor Tensor::mul(Scalar o) const { return mul(lift(*this, o)); }
+Tensor Tensor::div(Scalar o) const { return div(lift(*this, o)); }
+Tensor Tensor::floor_divide(Scalar o) const { return floor_divide(lift(*this, o)); }
+Tensor Tensor::remainder(Scalar o) const { return remainder(lift(*this, o)); }
+
+// Comparisons: from CMPLT and CMPNE only; NaN compares false everywhere but in !=.
+Tensor Tensor::lt(const Tensor& o) const { return binary(Ops::CMPLT, *this, o, "lt"); }
+Tensor Tensor::gt(const Tensor& o) const { return o.lt(*this); }
+Tensor Tensor::ne(const Tensor& o) const { return binary(Ops::CMPNE, *this, o, "ne"); }
+Tensor Tensor::eq(const Tensor& o) const { return ne(o).logical_not(); }
+Tensor Tensor::le(const Tensor& o) const { return lt(o).logical_or(eq(o)); }
+Tensor Tensor::ge(const Tensor& o) const { return o.le(*this); }
+Tensor Tensor::lt(Scalar o) const { return lt(lift(*this, o)); }
+Tensor Tensor::gt(Scalar o) const { return gt(lift(*this, o)); }
+Tensor Tensor::ne(Scalar o) const { return ne(lift(*this, o)); }
+Tensor Tensor::eq(Scalar o) const { return eq(lift(*this, o)); }
+Tensor Tensor::le(Scalar o) const { return le(lift(*this, o)); }
+Tensor Tensor::ge(Scalar o) const { return ge(lift(*this, o)); }
+
+Tensor Tensor::logical_not() const { return binary(Ops::CMPNE, to(kBool), scalar_tensor(true, kBool), "logical_not"); }
+Tensor Tensor::logical_and(const Tensor& o) const { return binary(Ops::AND, to(kBool), o.to(kBool), "logical_and", kBool); }
+Tensor Tensor::logical_or(const Tensor& o) const { return binary(Ops::OR, to(kBool), o.to(kBool), "logical_or", kBool); }
+
+Tensor Tensor::bitwise_and(const Tensor& o) const {
+  require_int(*this, "bitwise_and"), require_int(o, "bitwise_and");
+  return binary(Ops::AND, *this, o, "bitwise_and");
+}
+Tensor Tensor::bitwise_or(const Tensor& o) const {
+  require_int(*this, "bitwise_or"), require_int(o, "bitwise_or");
+  return binary(Ops::OR, *this, o, "bitwise_or");
+}
+Tensor Tensor::bitwise_xor(const Tensor& o) const {
+  require_int(*this, "bitwise_xor"), require_int(o, "bitwise_xor");
+  return binary(Ops::XOR, *this, o, "bitwise_xor");
+}
+Tensor Tensor::bitwise_not() const {
+  require_int(*this, "bitwise_not");
+  if (dtype() == kBool) return logical_not();
+  return binary(Ops::XOR, *this, scalar_tensor(-1, dtype()), "bitwise_not");
+}
+Tensor Tensor::bitwise_left_shift(const Tensor& o) const {
+  require_int(*this, "bitwise_left_shift"), require_int(o, "bitwise_left_shift");
+  return binary(Ops::SHL, *this, o, "bitwise_left_shift");
+}
+Tensor Tensor::bitwise_right_shift(const Tensor& o) const {
+  require_int(*this, "bitwise_right_shift"), require_int(o, "bitwise_right_shift");
+  return binary(Ops::SHR, *this, o, "bitwise_right_shift");
+}
+
+Tensor where(const Tensor& c, const Tensor& x, const Tensor& y) {
+  DType dt = promote_types(x.dtype(), y.dtype());
+  if (x.dim() != y.dim() && (x.dim() == 0 || y.dim() == 0)) {
+    const Tensor& dimmed = x.dim() ? x : y;
+    const Tensor& zero = x.dim() ? y : x;
+    dt = category(zero.dtype()) > category(dimmed.dtype()) ? zero.dtype() : dimmed.dtype();
+  }
+  Shape shape = broadcast_shape(broadcast_shape(c.shape(), x.shape(), "where"), y.shape(), "where");
+  UOpPtr cu = cast_uop(to_shape(c, shape), kBool);
+  return make_tensor(make_uop(Ops::WHERE, dt, {cu, cast_uop(to_shape(x, shape), dt), cast_uop(to_shape(y, shape), dt)}));
+}
+Tensor where(const Tensor& c, Scalar x, const Tensor& y) { return where(c, lift(y, x), y); }
+Tensor where(const Tensor& c, const Tensor& x, Scalar y) { return where(c, x, lift(x, y)); }
+Tensor Tensor::where(const Tensor& c, const Tensor& other) const { return lazygrad::where(c, *this, other); }
+Tensor Tensor::where(const Tensor& c, Scalar other) const { return lazygrad::where(c, *this, other); }
+
+// ---- math ----
+Tensor Tensor::exp2() const { return unary(Ops::EXP2, as_float(*this)); }
+Tensor Tensor::log2() const { return unary(Ops::LOG2, as_float(*this)); }
+Tensor Tensor::sqrt() const { return unary(Ops::SQRT, as_float(*this)); }
+Tensor Tensor::sin() const { return unary(Ops::SIN, as_float(*this)); }
+Tensor Tensor::reciprocal() const { return unary(Ops::RECIPROCAL, as_float(*this)); }
+// exp and log through exp2/log2; the renderer turns these exact shapes back into libm's exp and log.
+Tensor Tensor::exp() const { return as_float(*this).mul(kLog2E).exp2(); }
+Tensor Tensor::log() const { return log2().mul(kLn2); }
+Tensor Tensor::cos() const {
+  Tensor x = as_float(*this);
+  return (scalar_tensor(std::numbers::pi / 2, x.dtype()) - x).sin();
+}
+Tensor Tensor::relu() const {
+  if (dtype() == kBool) return *this;
+  return maximum(scalar_tensor(0, dtype()));
+}
+Tensor Tensor::maximum(const Tensor& o) const { return binary(Ops::MAX, *this, o, "maximum"); }
+Tensor Tensor::minimum(const Tensor& o) const {
+  DType dt = result_type(*this, o);
+  if (is_float(dt)) return to(dt).neg().maximum(o.to(dt).neg()).neg();
+  if (dt == kBool) return logical_and(o);
+  Tensor a = to(dt), b = o.to(dt);
+  return lazygrad::where(a.lt(b), a, b);
+}
+Tensor Tensor::abs() const {
+  if (dtype() == kBool || is_unsigned(dtype())) return *this;
+  return maximum(neg());
+}
+Tensor Tensor::trunc() const {
+  if (!is_float(dtype())) return *this;
+  // Values this large are integers already; below it a round trip through int64 truncates.
+  double big = dtype() == kFloat64 ? 4503599627370496.0 : 8388608.0;
+  Tensor i = to(kInt64).to(dtype());
+  return lazygrad::where(abs().lt(big), i, *this);
+}
+Tensor Tensor::floor() const {
+  if (!is_float(dtype())) return *this;
+  Tensor t = trunc();
+  return lazygrad::where(t.gt(*this), t - 1, t);
+}
+Tensor Tensor::ceil() const {
+  if (!is_float(dtype())) return *this;
+  Tensor t = trunc();
+  return lazygrad::where(t.lt(*this), t + 1, t);
+}
+
+Tensor Tensor::pow(const Tensor& e) const {
+  DType dt = result_type(*this, e);
+  if (!is_float(dt)) {
+    // Integer powers through float64: exact while the result fits in 53 bits.
+    Tensor r = to(kFloat64).pow(e.to(kFloat64));
+    return lazygrad::where(r.lt(0), r - 0.5, r + 0.5).to(dt);
+  }
+  Tensor x = to(dt), y = e.to(dt);
+  Tensor mag = (y * x.abs().log2()).exp2();
+  // Negative bases: integer exponents give a sign, others NaN (as C's pow does).
+  Tensor y_int = y.trunc().eq(y);
+  Tensor y_odd = y_int.logical_and((y - (y * 0.5).trunc() * 2).abs().eq(1));
+  Tensor neg_result = lazygrad::where(y_int, lazygrad::where(y_odd, mag.neg(), mag), std::nan(""));
+  Tensor r = lazygrad::where(x.lt(0), neg_result, mag);
+  return lazygrad::where(y.eq(0), scalar_tensor(1, dt), r);
+}
+Tensor Tensor::pow(Scalar e) const {
+  if (!e.is_float() || e.to_double() == std::floor(e.to_double())) {
+    double v = e.to_double();
+    if (!is_float(dtype()) && e.is_float()) return to(kFloat32).pow(e);
+    require(is_float(dtype()) || v >= 0, "pow: integers to negative integer powers are not allowed");
+    if (v >= 0 && v <= 64) {
+      // Exponentiation by squaring: exact, and fuses into a few multiplies.
+      auto n = static_cast<int64_t>(v);
+      Tensor result = full_like(*this, 1), base = *this;
+      bool first = true;
+      while (n) {
+        if (n & 1) result = first ? base : result * base, first = false;
+        n >>= 1;
+        if (n) base = base * base;
+      }
+      return first ? full_like(*this, 1) : result;
+    }
+  }
+  if (e.to_double() == 0.5) return sqrt();
+  return pow(lift(*this, e));
+}
+
+// ---- operators ----
+Tensor operator-(const Tensor& a) { return a.neg(); }
+Tensor operator~(const Tensor& a) { return a.bitwise_not(); }
+Tensor operator!(const Tensor& a) { return a.logical_not(); }
+Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
+Tensor operator+(const Tensor& a, Scalar b) { return a.add(b); }
+Tensor operator+(Scalar a, const Tensor& b) { return lift(b, a).add(b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return a.sub(b); }
+Tensor operator-(const Tensor& a, Scalar b) { return a.sub(b); }
+Tensor operator-(Scalar a, const Tensor& b) { return lift(b, a).sub(b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return a.mul(b); }
+Tensor operator*(const Tensor& a, Scalar b) { return a.mul(b); }
+Tensor operator*(Scalar a, const Tensor& b) { return lift(b, a).mul(b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return a.div(b); }
+Tensor operator/(const Tensor& a, Scalar b) { return a.div(b); }
+Tensor operator/(Scalar a, const Tensor& b) { return lift(b, a).div(b); }
+Tensor operator%(const Tensor& a, const Tensor& b) { return a.remainder(b); }
+Tensor operator%(const Tensor& a, Scalar b) { return a.remainder(b); }
+Tensor operator%(Scalar a, const Tensor& b) { return lift(b, a).remainder(b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return a.lt(b); }
+Tensor operator<(const Tensor& a, Scalar b) { return a.lt(b); }
+Tensor operator<(Scalar a, const Tensor& b) { return b.gt(a); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return a.le(b); }
+Tensor operator<=(const Tensor& a, Scalar b) { return a.le(b); }
+Tensor operator<=(Scalar a, const Tensor& b) { return b.ge(a); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return a.gt(b); }
+Tensor operator>(const Tensor& a, Scalar b) { return a.gt(b); }
+Tensor operator>(Scalar a, const Tensor& b) { return b.lt(a); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return a.ge(b); }
+Tensor operator>=(const Tensor& a, Scalar b) { return a.ge(b); }
+Tensor operator>=(Scalar a, const Tensor& b) { return b.le(a); }
+Tensor operator==(const Tensor& a, const Tensor& b) { return a.eq(b); }
+Tensor operator==(const Tensor& a, Scalar b) { return a.eq(b); }
+Tensor operator==(Scalar a, const Tensor& b) { return b.eq(a); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { return a.ne(b); }
+Tensor operator!=(const Tensor& a, Scalar b) { return a.ne(b); }
+Tensor operator!=(Scalar a, const Tensor& b) { return b.ne(a); }
+Tensor operator&(const Tensor& a, const Tensor& b) { return a.bitwise_and(b); }
+Tensor operator&(const Tensor& a, Scalar b) { return a.bitwise_and(lift(a, b)); }
+Tensor operator&(Scalar a, const Tensor& b) { return lift(b, a).bitwise_and(b); }
+Tensor operator|(const Tensor& a, const Tensor& b) { return a.bitwise_or(b); }
+Tensor operator|(const Tensor& a, Scalar b) { return a.bitwise_or(lift(a, b)); }
+Tensor operator|(Scalar a, const Tensor& b) { return lift(b, a).bitwise_or(b); }
+Tensor operator^(const Tensor& a, const Tensor& b) { return a.bitwise_xor(b); }
+Tensor operator^(const Tensor& a, Scalar b) { return a.bitwise_xor(lift(a, b)); }
+Tensor operator^(Scalar a, const Tensor& b) { return lift(b, a).bitwise_xor(b); }
+Tensor operator<<(const Tensor& a, const Tensor& b) { return a.bitwise_left_shift(b); }
+Tensor operator<<(const Tensor& a, Scalar b) { return a.bitwise_left_shift(lift(a, b)); }
+Tensor operator<<(Scalar a, const Tensor& b) { return lift(b, a).bitwise_left_shift(b); }
+Tensor operator>>(const Tensor& a, const Tensor& b) { return a.bitwise_right_shift(b); }
+Tensor operator>>(const Tensor& a, Scalar b) { return a.bitwise_right_shift(lift(a, b)); }
+Tensor operator>>(Scalar a, const Tensor& b) { return lift(b, a).bitwise_right_shift(b); }
+
+}  // namespace lazygrad

@@ -1,0 +1,97 @@
+// Reductions, from REDUCE_AXIS with ADD, MAX or MUL; min through max; softmax from max, exp, sum.
+#include <algorithm>
+#include <cmath>
+
+#include "tensor/tensor_impl.h"
+
+namespace lazygrad {
+
+int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op) {
+  int64_t n = std::max<int64_t>(ndim, 1);  // a 0-d tensor accepts axis 0 and -1, like PyTorch
+  if (axis < -n || axis >= n)
+    throw Error(std::string(op) + ": dimension " + std::to_string(axis) + " out of range for a " +
+                std::to_string(ndim) + "-d tensor (expected in [" + std::to_string(-n) + ", " + std::to_string(n - 1) + "])");
+  return axis < 0 ? axis + n : axis;
+}
+
+std::vector<int64_t> normalize_axes(const Axes& axes, int64_t ndim, const char* op) {
+  std::vector<int64_t> out;
+  if (axes.all() || axes.list().empty()) {
+    for (int64_t i = 0; i < ndim; i++) out.push_back(i);
+    return out;
+  }
+  for (int64_t a : axes.list()) {
+    int64_t n = normalize_axis(a, ndim, op);
+    if (std::find(out.begin(), out.end(), n) != out.end())
+      throw Error(std::string(op) + ": dimension " + std::to_string(a) + " appears more than once");
+    out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+Tensor reduce(const Tensor& x, Ops op, const Axes& axes, bool keepdim, const char* name) {
+  std::vector<int64_t> ax = normalize_axes(axes, x.dim(), name);
+  if (x.dim() == 0) ax.clear();
+  if (op == Ops::MAX)
+    for (int64_t a : ax)
+      require(x.shape()[a] != 0, std::string(name) + ": reduction over a zero-size dimension " + std::to_string(a) +
+                                      " of shape " + shape_str(x.shape()) + " has no identity");
+  Tensor r = ax.empty() ? x : make_tensor(make_uop(Ops::REDUCE_AXIS, x.dtype(), {x.uop()}, ReduceArg{op, ax}));
+  if (keepdim) return r;
+  Shape s;
+  for (int64_t i = 0; i < x.dim(); i++)
+    if (std::find(ax.begin(), ax.end(), i) == ax.end()) s.push_back(x.shape()[i]);
+  return r.reshape(s);
+}
+
+// sum and prod of integers and bools accumulate in int64, as in PyTorch.
+DType accumulate_type(DType dt, std::optional<DType> requested) {
+  if (requested) return *requested;
+  return is_float(dt) ? dt : kInt64;
+}
+
+}  // namespace
+
+Tensor Tensor::sum(Axes axes, bool keepdim, std::optional<DType> dtype) const {
+  return reduce(to(accumulate_type(this->dtype(), dtype)), Ops::ADD, axes, keepdim, "sum");
+}
+Tensor Tensor::prod(Axes axes, bool keepdim, std::optional<DType> dtype) const {
+  return reduce(to(accumulate_type(this->dtype(), dtype)), Ops::MUL, axes, keepdim, "prod");
+}
+Tensor Tensor::max(Axes axes, bool keepdim) const { return reduce(*this, Ops::MAX, axes, keepdim, "max"); }
+Tensor Tensor::min(Axes axes, bool keepdim) const {
+  // Order-reversing maps turn min into max: -x for floats, ~x for integers, !x for bools.
+  if (is_float(dtype())) return reduce(neg(), Ops::MAX, axes, keepdim, "min").neg();
+  if (dtype() == kBool) return reduce(logical_not(), Ops::MAX, axes, keepdim, "min").logical_not();
+  return reduce(bitwise_not(), Ops::MAX, axes, keepdim, "min").bitwise_not();
+}
+Tensor Tensor::mean(Axes axes, bool keepdim) const {
+  require(is_float(dtype()), "mean: could not infer output dtype; input dtype " + std::string(dtype_name(dtype())) +
+                                 " must be floating point");
+  std::vector<int64_t> ax = normalize_axes(axes, dim(), "mean");
+  int64_t count = 1;
+  for (int64_t a : ax)
+    if (dim() > 0) count *= shape()[a];
+  Tensor s = sum(axes, keepdim);
+  // An empty reduction divides 0 by 0: NaN, as in PyTorch.
+  return count == 0 ? s * std::nan("") : s / static_cast<double>(count);
+}
+
+Tensor Tensor::softmax(int64_t axis) const {
+  Tensor x = is_float(dtype()) ? *this : to(kFloat32);
+  int64_t a = normalize_axis(axis, dim(), "softmax");
+  Tensor e = (x - x.max(a, true)).exp();
+  return e / e.sum(a, true);
+}
+
+Tensor Tensor::log_softmax(int64_t axis) const {
+  Tensor x = is_float(dtype()) ? *this : to(kFloat32);
+  int64_t a = normalize_axis(axis, dim(), "log_softmax");
+  Tensor shifted = x - x.max(a, true);
+  return shifted - shifted.exp().sum(a, true).log();
+}
+
+}  // namespace lazygrad

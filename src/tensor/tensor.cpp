@@ -1,0 +1,368 @@
+// The Tensor handle: properties, realization, reading values out, in-place assignment, printing.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <iomanip>
+#include <sstream>
+
+#include "engine/realize.h"
+#include "engine/schedule.h"
+#include "runtime/buffer.h"
+#include "tensor/tensor_impl.h"
+
+namespace lazygrad {
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw Error(message);
+}
+
+UOpPtr apply_movement(const UOpPtr& u, Ops op, const std::vector<int64_t>& arg) {
+  if (op == Ops::RESHAPE) {
+    // Reshapes compose: only the last one matters, and one back to the source's shape is no op.
+    const UOpPtr& src = u->op == Ops::RESHAPE ? u->src[0] : u;
+    if (src->shape == arg) return src;
+    return make_uop(op, u->dtype, {src}, arg);
+  }
+  return make_uop(op, u->dtype, {u}, arg);
+}
+
+UOpPtr TensorImpl::current() const {
+  if (!base) return uop;
+  UOpPtr b = base->current();
+  if (b == cached_base_ && cached_view_) return cached_view_;
+  UOpPtr v = b;
+  for (const auto& [op, arg] : view_ops) v = apply_movement(v, op, arg);
+  cached_base_ = b;
+  cached_view_ = v;
+  return v;
+}
+
+Tensor make_tensor(UOpPtr u) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->shape = u->shape;
+  impl->dtype = u->dtype;
+  impl->uop = std::move(u);
+  return Tensor(impl);
+}
+
+Tensor make_view(const Tensor& t, Ops op, std::vector<int64_t> arg, Shape shape) {
+  const auto& src = t.impl();
+  auto impl = std::make_shared<TensorImpl>();
+  impl->base = src->base ? src->base : src;
+  impl->view_ops = src->view_ops;
+  impl->view_ops.emplace_back(op, std::move(arg));
+  impl->shape = std::move(shape);
+  impl->dtype = src->dtype;
+  return Tensor(impl);
+}
+
+Tensor Tensor::from_uop(std::shared_ptr<const UOp> op) { return make_tensor(std::move(op)); }
+
+namespace {
+const TensorImpl& checked(const std::shared_ptr<TensorImpl>& impl) {
+  if (!impl) throw Error("Tensor: use of an undefined tensor");
+  return *impl;
+}
+
+// A realized, contiguous buffer holding t's values (t's own buffer when it already is one).
+std::shared_ptr<Buffer> contiguous_buffer(const Tensor& t) {
+  UOpPtr u = t.uop();
+  auto as_buffer = [](const UOpPtr& x) -> std::shared_ptr<Buffer> {
+    const UOp* b = x->op == Ops::RESHAPE ? x->src[0].get() : x.get();
+    return b->op == Ops::BUFFER ? b->as<std::shared_ptr<Buffer>>() : nullptr;
+  };
+  if (auto b = as_buffer(u); b && b->size == u->numel()) return b;
+  UOpPtr c = make_uop(Ops::CONTIGUOUS, u->dtype, {u});
+  return as_buffer(realize_uops({c})[0]);
+}
+
+// One element of a buffer, converted like a C cast.
+template <class T>
+T read_element(const void* data, DType dt, int64_t i) {
+  auto at = [&](auto tag) {
+    using S = decltype(tag);
+    S v;
+    std::memcpy(&v, static_cast<const char*>(data) + i * sizeof(S), sizeof(S));
+    return v;
+  };
+  switch (dt) {
+    case kBool: return static_cast<T>(at(uint8_t{}) != 0);
+    case kUInt8: return static_cast<T>(at(uint8_t{}));
+    case kInt8: return static_cast<T>(at(int8_t{}));
+    case kInt16: return static_cast<T>(at(int16_t{}));
+    case kUInt16: return static_cast<T>(at(uint16_t{}));
+    case kInt32: return static_cast<T>(at(int32_t{}));
+    case kUInt32: return static_cast<T>(at(uint32_t{}));
+    case kInt64: return static_cast<T>(at(int64_t{}));
+    case kUInt64: return static_cast<T>(at(uint64_t{}));
+    case kFloat32: return static_cast<T>(at(float{}));
+    case kFloat64: return static_cast<T>(at(double{}));
+    case kFloat16: {
+      uint16_t h = at(uint16_t{});
+      uint32_t s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;
+      if (e == 0) {
+        if (m == 0) {
+          u = s;
+        } else {
+          e = 113;
+          while (!(m & 0x400)) {
+            m <<= 1;
+            e--;
+          }
+          u = s | (e << 23) | ((m & 0x3ff) << 13);
+        }
+      } else if (e == 31) {
+        u = s | 0x7f800000 | (m << 13);
+      } else {
+        u = s | ((e + 112) << 23) | (m << 13);
+      }
+      float f;
+      std::memcpy(&f, &u, 4);
+      return static_cast<T>(f);
+    }
+    case kBFloat16: {
+      uint32_t u = static_cast<uint32_t>(at(uint16_t{})) << 16;
+      float f;
+      std::memcpy(&f, &u, 4);
+      return static_cast<T>(f);
+    }
+  }
+  throw Error("read: unknown dtype");
+}
+}  // namespace
+
+const Shape& Tensor::shape() const { return checked(impl_).shape; }
+DType Tensor::dtype() const { return checked(impl_).dtype; }
+std::string Tensor::device() const { return "CPU"; }
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t s : shape()) n *= s;
+  return n;
+}
+size_t Tensor::nbytes() const { return static_cast<size_t>(numel()) * itemsize(dtype()); }
+int64_t Tensor::size(int64_t axis) const { return shape()[normalize_axis(axis, dim(), "size")]; }
+std::shared_ptr<const UOp> Tensor::uop() const { return checked(impl_).current(); }
+
+bool Tensor::is_realized() const {
+  const UOp* u = uop().get();
+  while (is_movement(u->op)) u = u->src[0].get();
+  return u->op == Ops::BUFFER;
+}
+
+void realize(std::vector<Tensor> tensors) {
+  // Realize the bases: a view follows its base, so it is realized once the base is.
+  std::vector<std::shared_ptr<TensorImpl>> bases;
+  std::vector<UOpPtr> targets;
+  for (const auto& t : tensors) {
+    auto b = checked(t.impl()).base ? t.impl()->base : t.impl();
+    if (std::find(bases.begin(), bases.end(), b) != bases.end()) continue;
+    bases.push_back(b);
+    targets.push_back(b->uop);
+  }
+  auto done = realize_uops(targets);
+  for (size_t i = 0; i < bases.size(); i++) bases[i]->uop = done[i];
+}
+
+Tensor& Tensor::realize() {
+  lazygrad::realize({*this});
+  return *this;
+}
+const Tensor& Tensor::realize() const {
+  lazygrad::realize({*this});
+  return *this;
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  realize();
+  auto buf = contiguous_buffer(*this);
+  std::vector<T> out(static_cast<size_t>(numel()));
+  const void* data = buf->data();
+  for (int64_t i = 0; i < numel(); i++) out[i] = read_element<T>(data, buf->dtype, i);
+  return out;
+}
+
+template <class T>
+T Tensor::item() const {
+  require(numel() == 1, "item: a Tensor with " + std::to_string(numel()) + " elements (shape " +
+                            shape_str(shape()) + ") cannot be converted to a scalar");
+  return to_vector<T>()[0];
+}
+
+template <class T>
+Tensor Tensor::from_vector(const std::vector<T>& data, const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) {
+    require(s >= 0, "from_vector: negative size in shape " + shape_str(shape));
+    n *= s;
+  }
+  require(static_cast<int64_t>(data.size()) == n, "from_vector: " + std::to_string(data.size()) +
+                                                      " values do not fill shape " + shape_str(shape));
+  if constexpr (std::is_same_v<T, bool>) {
+    std::vector<uint8_t> bytes(data.begin(), data.end());
+    return from_bytes(bytes.data(), bytes.size(), shape, kBool);
+  } else {
+    return from_bytes(data.data(), data.size() * sizeof(T), shape, dtype_of<T>());
+  }
+}
+
+Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  require(nbytes == static_cast<size_t>(n) * itemsize(dtype),
+          "from_bytes: " + std::to_string(nbytes) + " bytes do not fill shape " + shape_str(shape) + " of " +
+              std::string(dtype_name(dtype)));
+  auto buf = std::make_shared<Buffer>("CPU", dtype, n);
+  if (nbytes) std::memcpy(buf->data(), data, nbytes);
+  return make_tensor(buffer_view(buf, shape));
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) {
+  int64_t n = 1;
+  for (int64_t s : shape) {
+    require(s >= 0, "empty: negative size in shape " + shape_str(shape));
+    n *= s;
+  }
+  return make_tensor(buffer_view(std::make_shared<Buffer>("CPU", dtype, n), shape));
+}
+
+Tensor& Tensor::assign(const Tensor& value) {
+  TensorImpl& self = const_cast<TensorImpl&>(checked(impl_));
+  Tensor v = value;
+  if (v.shape() != shape()) v = v.expand(shape());
+  if (v.dtype() != dtype()) v = v.to(dtype());
+  if (!self.base) {
+    // A base: its data becomes `value`, in its buffer when it has one.
+    UOpPtr cur = self.uop;
+    const UOp* b = cur.get();
+    while (is_movement(b->op)) b = b->src[0].get();
+    self.uop = b->op == Ops::BUFFER ? make_uop(Ops::ASSIGN, dtype(), {cur, v.uop()}) : v.uop();
+    return *this;
+  }
+  // A view: write `value` into the region of the base that this view covers, by running the view's
+  // movement ops backwards on the value (and on a mask that marks the region).
+  UOpPtr val = v.uop(), mask = make_uop(Ops::EXPAND, kBool,
+                                         {make_uop(Ops::RESHAPE, kBool, {const_uop(kBool, 1)},
+                                                   std::vector<int64_t>(shape().size(), 1))},
+                                         std::vector<int64_t>(shape()));
+  const TensorImpl& base = *self.base;
+  // The shape before each view op, replayed on a stand-in of the base's shape.
+  std::vector<Shape> shapes;
+  UOpPtr probe = make_uop(Ops::EXPAND, kBool,
+                          {make_uop(Ops::RESHAPE, kBool, {const_uop(kBool, 0)}, std::vector<int64_t>(base.shape.size(), 1))},
+                          std::vector<int64_t>(base.shape));
+  for (const auto& [op, arg] : self.view_ops) {
+    shapes.push_back(probe->shape);
+    probe = apply_movement(probe, op, arg);
+  }
+  for (size_t i = self.view_ops.size(); i-- > 0;) {
+    const auto& [op, arg] = self.view_ops[i];
+    const Shape& before = shapes[i];
+    auto inv = [&](const UOpPtr& x) -> UOpPtr {
+      switch (op) {
+        case Ops::RESHAPE: return apply_movement(x, Ops::RESHAPE, before);
+        case Ops::PERMUTE: {
+          std::vector<int64_t> back(arg.size());
+          for (size_t k = 0; k < arg.size(); k++) back[arg[k]] = static_cast<int64_t>(k);
+          return apply_movement(x, Ops::PERMUTE, back);
+        }
+        case Ops::FLIP: return apply_movement(x, Ops::FLIP, arg);
+        case Ops::SHRINK: {
+          std::vector<int64_t> pad;
+          for (size_t k = 0; k < before.size(); k++) {
+            pad.push_back(arg[2 * k]);
+            pad.push_back(before[k] - arg[2 * k + 1]);
+          }
+          return apply_movement(x, Ops::PAD, pad);
+        }
+        default:
+          throw Error("assign: cannot write through a view made by " + std::string(op_name(op)) +
+                      " (it is not one-to-one)");
+      }
+    };
+    val = inv(val);
+    mask = inv(mask);
+  }
+  Tensor base_t(self.base);
+  UOpPtr merged = make_uop(Ops::WHERE, dtype(), {mask, val, base.current()});
+  base_t.assign(make_tensor(merged));
+  return *this;
+}
+
+Tensor& Tensor::operator+=(const Tensor& o) { return assign(*this + o); }
+Tensor& Tensor::operator+=(Scalar o) { return assign(*this + o); }
+Tensor& Tensor::operator-=(const Tensor& o) { return assign(*this - o); }
+Tensor& Tensor::operator-=(Scalar o) { return assign(*this - o); }
+Tensor& Tensor::operator*=(const Tensor& o) { return assign(*this * o); }
+Tensor& Tensor::operator*=(Scalar o) { return assign(*this * o); }
+Tensor& Tensor::operator/=(const Tensor& o) { return assign(*this / o); }
+Tensor& Tensor::operator/=(Scalar o) { return assign(*this / o); }
+
+std::string Tensor::to_string() const {
+  std::ostringstream os;
+  auto values = to_vector<double>();
+  const Shape& s = shape();
+  bool floaty = is_float(dtype());
+  std::function<void(size_t, int64_t)> rec = [&](size_t d, int64_t off) {
+    if (d == s.size()) {
+      double v = values[off];
+      if (dtype() == kBool) os << (v ? "True" : "False");
+      else if (floaty) os << std::setprecision(4) << v << (v == static_cast<int64_t>(v) && std::isfinite(v) ? "." : "");
+      else os << static_cast<int64_t>(v);
+      return;
+    }
+    int64_t stride = 1;
+    for (size_t k = d + 1; k < s.size(); k++) stride *= s[k];
+    os << "[";
+    for (int64_t i = 0; i < s[d]; i++) {
+      if (i) os << (d + 1 == s.size() ? ", " : ",\n" + std::string(8 + d, ' '));
+      rec(d + 1, off + i * stride);
+    }
+    os << "]";
+  };
+  os << "tensor(";
+  rec(0, 0);
+  if (dtype() != kFloat32 && dtype() != kInt64 && dtype() != kBool) os << ", dtype=" << dtype_name(dtype());
+  os << ")";
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
+
+// The element types from_vector, item and to_vector accept.
+template std::vector<float> Tensor::to_vector<float>() const;
+template float Tensor::item<float>() const;
+template Tensor Tensor::from_vector<float>(const std::vector<float>&, const Shape&);
+template std::vector<double> Tensor::to_vector<double>() const;
+template double Tensor::item<double>() const;
+template Tensor Tensor::from_vector<double>(const std::vector<double>&, const Shape&);
+template std::vector<bool> Tensor::to_vector<bool>() const;
+template bool Tensor::item<bool>() const;
+template Tensor Tensor::from_vector<bool>(const std::vector<bool>&, const Shape&);
+template std::vector<uint8_t> Tensor::to_vector<uint8_t>() const;
+template uint8_t Tensor::item<uint8_t>() const;
+template Tensor Tensor::from_vector<uint8_t>(const std::vector<uint8_t>&, const Shape&);
+template std::vector<int8_t> Tensor::to_vector<int8_t>() const;
+template int8_t Tensor::item<int8_t>() const;
+template Tensor Tensor::from_vector<int8_t>(const std::vector<int8_t>&, const Shape&);
+template std::vector<int16_t> Tensor::to_vector<int16_t>() const;
+template int16_t Tensor::item<int16_t>() const;
+template Tensor Tensor::from_vector<int16_t>(const std::vector<int16_t>&, const Shape&);
+template std::vector<uint16_t> Tensor::to_vector<uint16_t>() const;
+template uint16_t Tensor::item<uint16_t>() const;
+template Tensor Tensor::from_vector<uint16_t>(const std::vector<uint16_t>&, const Shape&);
+template std::vector<int32_t> Tensor::to_vector<int32_t>() const;
+template int32_t Tensor::item<int32_t>() const;
+template Tensor Tensor::from_vector<int32_t>(const std::vector<int32_t>&, const Shape&);
+template std::vector<uint32_t> Tensor::to_vector<uint32_t>() const;
+template uint32_t Tensor::item<uint32_t>() const;
+template Tensor Tensor::from_vector<uint32_t>(const std::vector<uint32_t>&, const Shape&);
+template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
+template int64_t Tensor::item<int64_t>() const;
+template Tensor Tensor::from_vector<int64_t>(const std::vector<int64_t>&, const Shape&);
+template std::vector<uint64_t> Tensor::to_vector<uint64_t>() const;
+template uint64_t Tensor::item<uint64_t>() const;
+template Tensor Tensor::from_vector<uint64_t>(const std::vector<uint64_t>&, const Shape&);
+
+}  // namespace lazygrad

@@ -1,0 +1,40 @@
+// What a Tensor handle points at. Copies of a Tensor share one TensorImpl, so an in-place update
+// is seen through every handle. A view (the result of a movement op) keeps its base and the
+// movement ops that lead from it, so it follows the base through realization and assignment.
+#pragma once
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "ir/uop.h"
+#include "lazygrad/tensor.h"
+
+namespace lazygrad {
+
+using MovementOp = std::pair<Ops, std::vector<int64_t>>;
+
+struct TensorImpl {
+  UOpPtr uop;                          // a base tensor's graph (null for a view)
+  std::shared_ptr<TensorImpl> base;    // a view's base (always a base, never a view)
+  std::vector<MovementOp> view_ops;    // applied to the base's current graph, in order
+  Shape shape;
+  DType dtype = kFloat32;
+
+  UOpPtr current() const;  // the graph this tensor stands for now
+
+ private:
+  mutable UOpPtr cached_base_, cached_view_;
+};
+
+// Builders shared by the frontend files.
+UOpPtr apply_movement(const UOpPtr& u, Ops op, const std::vector<int64_t>& arg);
+Tensor make_tensor(UOpPtr u);                    // a new base tensor
+Tensor make_view(const Tensor& t, Ops op, std::vector<int64_t> arg, Shape shape);  // a view of t
+int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
+std::vector<int64_t> normalize_axes(const Axes& axes, int64_t ndim, const char* op);
+Tensor scalar_tensor(Scalar v, DType dtype);  // a 0-d constant
+DType scalar_result_type(const Tensor& t, Scalar s);
+void require(bool ok, const std::string& message);  // throws Error(message) when !ok
+
+}  // namespace lazygrad
