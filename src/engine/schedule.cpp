@@ -84,6 +84,27 @@ Schedule create_schedule(const std::vector<UOpPtr>& targets) {
     for (const auto& s : u->src) collect(s);
   };
   for (const auto& t : targets) collect(t);
+  // An ASSIGN writes its buffer in place. Where its value reads that buffer through any other view
+  // (x.assign(x.flip(0))), the value is computed into a buffer of its own first.
+  std::vector<std::pair<const UOp*, UOpPtr>> staged;
+  for (const auto& [u, p] : realize) {
+    if (u->op != Ops::ASSIGN) continue;
+    const UOp* target = view_base(u->src[0].get());
+    std::set<std::pair<const UOp*, bool>> seen;
+    bool conflict = false;
+    // Reading the target's own view at the same index (x += 1) is safe; any other way is not.
+    std::function<void(const UOp*, bool)> scan = [&](const UOp* x, bool moved) {
+      if (conflict || (x == u->src[0].get() && !moved) || !seen.insert({x, moved}).second) return;
+      if (x == target) conflict = true;
+      for (const auto& s : x->src) scan(s.get(), moved || is_movement(x->op));
+    };
+    scan(u->src[1].get(), false);
+    if (conflict) {
+      staged.emplace_back(u->src[1].get(), u->src[1]);
+      debug_log(3, "schedule: assign reads its target through another view; its value gets a buffer first");
+    }
+  }
+  realize.insert(staged.begin(), staged.end());
   while (split_reductions(realize)) {
   }
 

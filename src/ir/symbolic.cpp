@@ -169,6 +169,15 @@ const PatternMatcher& symbolic() {
          auto [lo, hi] = u->bounds();
          return lo == hi ? const_int_uop(u->dtype, lo) : nullptr;
        }},
+      // Constants go on the right of ADD and MUL, so equal sums are one node.
+      {op(Ops::ADD, {cnst("c"), any("x")}),
+       [](const Binds& b, const UOpPtr& u) {
+         return b["x"]->is_const() ? nullptr : alu(Ops::ADD, u->dtype, {b["x"], b["c"]});
+       }},
+      {op(Ops::MUL, {cnst("c"), any("x")}),
+       [](const Binds& b, const UOpPtr& u) {
+         return b["x"]->is_const() ? nullptr : alu(Ops::MUL, u->dtype, {b["x"], b["c"]});
+       }},
       // Identities.
       {commute(op(Ops::ADD, {any("x"), cnst("c")})),
        [](const Binds& b, const UOpPtr&) { return b["c"]->is_const(0) ? b["x"] : nullptr; }},

@@ -276,6 +276,14 @@ Tensor& Tensor::assign(const Tensor& value) {
           }
           return apply_movement(x, Ops::PAD, pad);
         }
+        case Ops::PAD: {  // the padding is not the base's data: drop what was written there
+          std::vector<int64_t> keep;
+          for (size_t k = 0; k < before.size(); k++) {
+            keep.push_back(arg[2 * k]);
+            keep.push_back(arg[2 * k] + before[k]);
+          }
+          return apply_movement(x, Ops::SHRINK, keep);
+        }
         default:
           throw Error("assign: cannot write through a view made by " + std::string(op_name(op)) +
                       " (it is not one-to-one)");

@@ -1,0 +1,103 @@
+// The disk cache: a second process runs the same program without invoking the compiler, and a
+// corrupt entry is detected and rebuilt. The test runs this binary again as the "second process".
+#include <gtest/gtest.h>
+#include <lazygrad/lazygrad.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+using namespace lazygrad;
+namespace fs = std::filesystem;
+extern char** environ;
+
+namespace {
+
+// The program both processes run: a few distinct kernels.
+float program() {
+  Tensor x = Tensor::arange(100).to(kFloat32).reshape({10, 10});
+  Tensor y = (x.softmax(1) * 3 + x.max(0, true)).sum();
+  return y.item<float>();
+}
+
+// Runs this test binary with only the Child test, in the given cache; returns its exit status.
+int run_child(const std::string& cache, const std::string& expect) {
+  std::string exe = fs::read_symlink("/proc/self/exe");
+  std::string filter = "--gtest_filter=CacheChild.Run";
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; e++) {
+    std::string kv = *e;
+    if (kv.rfind("LAZYGRAD_CACHE=", 0) && kv.rfind("LAZYGRAD_CHILD", 0)) env_s.push_back(kv);
+  }
+  env_s.push_back("LAZYGRAD_CACHE=" + cache);
+  env_s.push_back("LAZYGRAD_CHILD=" + expect);
+  std::vector<char*> envp, argv{exe.data(), filter.data(), nullptr};
+  for (auto& s : env_s) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), envp.data()) != 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+// Runs only when started by the tests below: checks whether this process compiled anything.
+TEST(CacheChild, Run) {
+  const char* expect = std::getenv("LAZYGRAD_CHILD");
+  if (!expect) GTEST_SKIP() << "runs as the second process of the Cache tests";
+  float v = program();
+  EXPECT_NEAR(v, 3 * 10 + 10 * (90 + 91 + 92 + 93 + 94 + 95 + 96 + 97 + 98 + 99) / 1.0f, 1e-2);
+  if (std::string(expect) == "no-compile") {
+    EXPECT_EQ(GlobalCounters::compile_count, 0);
+  } else if (std::string(expect) == "compile") {
+    EXPECT_GT(GlobalCounters::compile_count, 0);
+  }
+}
+
+TEST(Cache, SecondProcessDoesNotCompile) {
+  std::string dir = fs::temp_directory_path() / ("lazygrad-cache-test-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  EXPECT_EQ(run_child(dir, "compile"), 0);
+  EXPECT_EQ(run_child(dir, "no-compile"), 0);
+  fs::remove_all(dir);
+}
+
+TEST(Cache, CorruptEntryIsRebuilt) {
+  std::string dir = fs::temp_directory_path() / ("lazygrad-cache-corrupt-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  ASSERT_EQ(run_child(dir, "compile"), 0);
+  // Truncate every compiled object, as a crash in the middle of a copy might.
+  int damaged = 0;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".so") {
+      fs::resize_file(e.path(), fs::file_size(e.path()) / 2);
+      damaged++;
+    }
+  ASSERT_GT(damaged, 0);
+  EXPECT_EQ(run_child(dir, "compile"), 0);     // detected, rebuilt, right answers
+  EXPECT_EQ(run_child(dir, "no-compile"), 0);  // and the rebuilt entries are good
+  fs::remove_all(dir);
+}
+
+TEST(Cache, CompilerFailureShowsSourceAndMessage) {
+  // A compile error cannot come from valid kernels; a missing compiler is the failure a user meets.
+  std::string dir = fs::temp_directory_path() / ("lazygrad-cache-cc-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  std::string exe = fs::read_symlink("/proc/self/exe");
+  std::string cmd = "CC=/nonexistent/cc LAZYGRAD_CACHE=" + dir + " LAZYGRAD_CHILD=any " + exe +
+                    " --gtest_filter=CacheChild.Run > " + dir + ".log 2>&1";
+  int rc = std::system(cmd.c_str());
+  EXPECT_NE(rc, 0);
+  std::ifstream f(dir + ".log");
+  std::string log((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(log.find("compile:"), std::string::npos) << log;
+  EXPECT_NE(log.find("--- source ---"), std::string::npos) << log;
+  fs::remove_all(dir);
+  fs::remove(dir + ".log");
+}

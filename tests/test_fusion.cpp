@@ -1,0 +1,115 @@
+// Fusion and scheduling, counted with GlobalCounters: how many kernels each expression costs.
+#include <gtest/gtest.h>
+#include <lazygrad/lazygrad.h>
+
+#include <cmath>
+
+using namespace lazygrad;
+
+namespace {
+int64_t kernels_to_realize(Tensor t) {
+  GlobalCounters::reset();
+  t.realize();
+  return GlobalCounters::kernel_count;
+}
+Tensor input(const Shape& shape, float scale = 1.0f) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; i++) v[i] = scale * static_cast<float>((i * 37) % 23 - 11);
+  return Tensor::from_vector(v, shape);
+}
+}  // namespace
+
+TEST(Fusion, ElementwiseChainAndReduceIsOneKernel) {
+  Tensor a = input({64, 33}), b = input({64, 33}, 0.5f), c = input({64, 33}, -0.25f);
+  Tensor y = ((a + b) * c).relu().sum(1);
+  EXPECT_EQ(kernels_to_realize(y), 1);
+  auto av = a.to_vector<float>(), bv = b.to_vector<float>(), cv = c.to_vector<float>();
+  auto yv = y.to_vector<float>();
+  ASSERT_EQ(yv.size(), 64u);
+  for (int i = 0; i < 64; i++) {
+    float acc = 0;
+    for (int j = 0; j < 33; j++) acc += std::max(0.0f, (av[i * 33 + j] + bv[i * 33 + j]) * cv[i * 33 + j]);
+    EXPECT_FLOAT_EQ(yv[i], acc);
+  }
+}
+
+TEST(Fusion, MovementOpsAreFreeUntilUsed) {
+  Tensor x = input({4, 6});
+  x.realize();
+  GlobalCounters::reset();
+  Tensor v = x.reshape({2, 3, 4}).permute({2, 0, 1}).reshape({4, 1, 6}).expand({4, 5, 6});
+  v.realize();  // a view of a realized buffer: nothing to compute
+  EXPECT_EQ(GlobalCounters::kernel_count, 0);
+  EXPECT_TRUE(v.is_realized());
+  // Used by a consumer, it becomes that consumer's index math: still one kernel.
+  Tensor s = (v * 2).sum();
+  EXPECT_EQ(kernels_to_realize(s), 1);
+  auto xv = x.to_vector<float>();
+  float expect = 0;
+  for (float f : xv) expect += 2 * f * 5;
+  EXPECT_FLOAT_EQ(s.item<float>(), expect);
+}
+
+TEST(Fusion, SoftmaxIsAtMostThreeKernels) {
+  Tensor x = input({16, 33}, 0.1f);
+  EXPECT_LE(kernels_to_realize(x.softmax(-1)), 3);
+  EXPECT_LE(kernels_to_realize(x.log_softmax(1)), 3);
+}
+
+TEST(Fusion, RealizingTwiceRunsNothing) {
+  Tensor y = (input({8, 8}) * 3).exp().sum(0);
+  EXPECT_EQ(kernels_to_realize(y), 1);
+  EXPECT_EQ(kernels_to_realize(y), 0);
+  GlobalCounters::reset();
+  y.to_vector<float>();
+  EXPECT_EQ(GlobalCounters::kernel_count, 0);  // y is a view of its buffer: read directly
+}
+
+TEST(Fusion, RealizeManySharesWork) {
+  Tensor x = input({32, 32});
+  Tensor m = x.max(1, true);
+  Tensor a = (x - m).exp(), b = (x - m) * 2;
+  GlobalCounters::reset();
+  realize({a, b});
+  EXPECT_EQ(GlobalCounters::kernel_count, 3);  // the max once, then one kernel per output
+}
+
+TEST(Fusion, CountersReportWork) {
+  Tensor a = input({1024}), b = input({1024});
+  GlobalCounters::reset();
+  (a + b).realize();
+  EXPECT_EQ(GlobalCounters::kernel_count, 1);
+  EXPECT_EQ(GlobalCounters::global_ops, 1024);             // one add per element
+  EXPECT_EQ(GlobalCounters::global_mem, 3 * 1024 * 4);     // two inputs read, one output written
+}
+
+TEST(Fusion, InPlaceUpdateIsSeenThroughHandlesAndViews) {
+  Tensor x = Tensor::zeros({2, 3}).contiguous();
+  x.realize();
+  Tensor alias = x;             // a second handle on the same data
+  Tensor row = x.select(0, 1);  // a view of row 1
+  x += 1;
+  EXPECT_EQ(alias.to_vector<float>(), std::vector<float>(6, 1.0f));
+  EXPECT_EQ(row.to_vector<float>(), std::vector<float>(3, 1.0f));
+  row *= 5;  // writes through the view into x
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{1, 1, 1, 5, 5, 5}));
+  Tensor col = x.slice(1, 0, 3, 2);  // columns 0 and 2
+  col.assign(Tensor::full({2, 2}, 7.0f));
+  EXPECT_EQ(alias.to_vector<float>(), (std::vector<float>{7, 1, 7, 7, 5, 7}));
+}
+
+TEST(Fusion, AssignReadingItsOwnTargetInAnotherOrder) {
+  Tensor x = Tensor::arange(6).to(kFloat32).contiguous();
+  x.realize();
+  x.assign(x.flip(0) + x);  // every element reads another element of the buffer it writes
+  EXPECT_EQ(x.to_vector<float>(), std::vector<float>(6, 5.0f));
+}
+
+TEST(Fusion, EmptyTensorsRunNoKernel) {
+  Tensor e = Tensor::ones({0, 3}) * 2;
+  EXPECT_EQ(kernels_to_realize(e), 0);
+  EXPECT_TRUE(e.to_vector<float>().empty());
+  EXPECT_EQ(Tensor::ones({0, 3}).sum(0).to_vector<float>(), std::vector<float>(3, 0.0f));
+}
