@@ -18,7 +18,7 @@ class Linearizer {
     if (done_.count(u.get())) return;
     if (u->op == Ops::RANGE && u->as<int64_t>() == 0) return;  // the global range: the kernel's own loop
     if (u->op == Ops::RANGE) throw Error("linearize: range used outside its reduction");
-    if (u->op == Ops::DEFINE_GLOBAL || u->op == Ops::CONST) {
+    if (u->op == Ops::DEFINE_GLOBAL || u->op == Ops::DEFINE_VAR || u->op == Ops::CONST) {
       done_.insert(u.get());
       return;  // parameters and literals need no step
     }

@@ -1,6 +1,7 @@
 // Lowering: a tensor-level subgraph becomes a loop body. Every node is evaluated at a
 // multi-dimensional index; movement ops only transform that index (through a ShapeTracker), a
 // reduction opens loops of its own, and realized nodes are loads from their buffers.
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -83,6 +84,12 @@ class Lowerer {
     }
     switch (u->op) {
       case Ops::CONST: return u;
+      case Ops::VAR: {  // each distinct VAR is one scalar argument of the kernel
+        auto it = std::find(vars_.begin(), vars_.end(), u.get());
+        int64_t k = it - vars_.begin();
+        if (it == vars_.end()) vars_.push_back(u.get());
+        return make_uop(Ops::DEFINE_VAR, u->dtype, {}, k);
+      }
       case Ops::IOTA: return idx[0]->dtype == u->dtype ? idx[0] : alu(Ops::CAST, u->dtype, {idx[0]});
       case Ops::CONTIGUOUS: return lower(u->src[0], idx);
       case Ops::REDUCE_AXIS: {
@@ -108,6 +115,7 @@ class Lowerer {
   std::vector<std::shared_ptr<Buffer>> buffers_;
   std::vector<bool> written_;
   std::vector<const UOp*> reads_;
+  std::vector<const UOp*> vars_;
   int64_t reduce_work_ = 1;
 
  private:
@@ -177,6 +185,7 @@ Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, cons
   k.buffers = L.buffers_;
   k.written = L.written_;
   k.reads = L.reads_;
+  for (const UOp* v : L.vars_) k.var_vals.push_back(v->as<int64_t>());
   return k;
 }
 

@@ -94,7 +94,7 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets) {
     }
     if (k.global_size == 0) continue;  // an empty tensor: nothing to compute
     auto t0 = std::chrono::steady_clock::now();
-    int err = compiled[i]->program->launch(ptrs, k.global_size, k.work_per_item);
+    int err = compiled[i]->program->launch(ptrs, k.var_vals, k.global_size, k.work_per_item);
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     int64_t flops = compiled[i]->flops_per_item * k.global_size;
     GlobalCounters::kernel_count++;

@@ -5,7 +5,8 @@ namespace lazygrad {
 namespace {
 constexpr OpInfo kOps[] = {
     {"BUFFER", OpKind::Source, 0},      {"CONST", OpKind::Source, 0},
-    {"IOTA", OpKind::Source, 0},        {"EXP2", OpKind::Unary, 1},
+    {"IOTA", OpKind::Source, 0},        {"VAR", OpKind::Source, 0},
+    {"EXP2", OpKind::Unary, 1},
     {"LOG2", OpKind::Unary, 1},         {"SIN", OpKind::Unary, 1},
     {"SQRT", OpKind::Unary, 1},         {"RECIPROCAL", OpKind::Unary, 1},
     {"CAST", OpKind::Unary, 0},         {"ADD", OpKind::Binary, 1},
@@ -20,6 +21,7 @@ constexpr OpInfo kOps[] = {
     {"PAD", OpKind::Movement, 0},       {"SHRINK", OpKind::Movement, 0},
     {"FLIP", OpKind::Movement, 0},      {"CONTIGUOUS", OpKind::Buffer, 0},
     {"ASSIGN", OpKind::Buffer, 0},      {"DEFINE_GLOBAL", OpKind::Kernel, 0},
+    {"DEFINE_VAR", OpKind::Kernel, 0},
     {"RANGE", OpKind::Kernel, 0},       {"LOAD", OpKind::Kernel, 0},
     {"STORE", OpKind::Kernel, 0},       {"REDUCE", OpKind::Kernel, 1},
     {"SINK", OpKind::Kernel, 0},

@@ -11,6 +11,8 @@ enum class Ops : uint8_t {
   BUFFER,  // a realized buffer; arg: the Buffer; shape {size}
   CONST,   // a scalar constant; arg: int64_t (ints, bool) or double (floats); shape {}
   IOTA,    // shape {n}, element i is i: the seed of arange, eye and random counters
+  VAR,     // a scalar passed to the kernel as an argument (arg: its value), so a new value needs no
+           // new kernel: the random generator's counter, later a learning rate or a position
   // Unary.
   EXP2, LOG2, SIN, SQRT, RECIPROCAL, CAST,
   // Binary. IDIV and MOD round toward -inf (Python's // and %), and raise on a zero divisor.
@@ -26,6 +28,7 @@ enum class Ops : uint8_t {
   ASSIGN,      // write src[1] into the buffer viewed by src[0]; its value is the updated data
   // Kernel level (after lowering).
   DEFINE_GLOBAL,  // kernel parameter; arg: index
+  DEFINE_VAR,     // kernel scalar argument; arg: index
   RANGE,          // loop variable 0 <= r < src[0]; arg: id
   LOAD,           // src: buffer, index[, valid]: 0 where not valid
   STORE,          // src: buffer, index, value

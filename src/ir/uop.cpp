@@ -90,7 +90,8 @@ Shape infer_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
   }
   const Shape& in = src.empty() ? Shape{} : src[0]->shape;
   switch (op) {
-    case Ops::CONST: return {};
+    case Ops::CONST:
+    case Ops::VAR: return {};
     case Ops::IOTA: return {std::get<int64_t>(arg)};
     case Ops::RESHAPE:
     case Ops::EXPAND: return std::get<std::vector<int64_t>>(arg);

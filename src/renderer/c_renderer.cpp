@@ -8,7 +8,9 @@
 #include <map>
 #include <numbers>
 #include <sstream>
+#include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "runtime/buffer.h"
 
@@ -123,20 +125,39 @@ class CRenderer {
       DType dt = k_.buffers[i]->dtype;
       os << (k_.written[i] ? "" : "const ") << storage_type(dt) << "* restrict data" << i << ", ";
     }
+    for (size_t i = 0; i < k_.var_vals.size(); i++) os << "const " << compute_type(var_dtype(i)) << " var" << i << ", ";
     os << "int64_t gstart, int64_t gend) {\n  int err = 0;\n";
     os << "  for (int64_t g = gstart; g < gend; g++) {\n" << body.str() << "  }\n  return err;\n}\n\n";
-    os << "int " << k_.name << "_entry(void* const* bufs, int64_t gstart, int64_t gend) {\n  return " << k_.name << "(";
+    os << "int " << k_.name << "_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend) {\n  return "
+       << k_.name << "(";
     for (size_t i = 0; i < k_.buffers.size(); i++)
       os << "(" << storage_type(k_.buffers[i]->dtype) << "*)bufs[" << i << "], ";
+    for (size_t i = 0; i < k_.var_vals.size(); i++) os << "(" << compute_type(var_dtype(i)) << ")vars[" << i << "], ";
     os << "gstart, gend);\n}\n";
     return os.str();
   }
 
  private:
+  // The dtype of scalar argument i, from its DEFINE_VAR in the kernel.
+  DType var_dtype(size_t i) {
+    if (var_dtypes_.empty()) {
+      var_dtypes_.assign(k_.var_vals.size(), kInt64);
+      std::unordered_set<const UOp*> seen;
+      std::function<void(const UOpPtr&)> walk = [&](const UOpPtr& u) {
+        if (!seen.insert(u.get()).second) return;
+        if (u->op == Ops::DEFINE_VAR) var_dtypes_[u->as<int64_t>()] = u->dtype;
+        for (const auto& s : u->src) walk(s);
+      };
+      walk(k_.sink);
+    }
+    return var_dtypes_[i];
+  }
+
   std::string name(const UOpPtr& u) {
     if (u->op == Ops::CONST) return literal(*u);
     if (u->op == Ops::RANGE) return u->as<int64_t>() == 0 ? "g" : "r" + std::to_string(u->as<int64_t>());
     if (u->op == Ops::DEFINE_GLOBAL) return "data" + std::to_string(u->as<int64_t>());
+    if (u->op == Ops::DEFINE_VAR) return "var" + std::to_string(u->as<int64_t>());
     auto it = names_.find(u.get());
     if (it != names_.end()) return it->second;
     std::string n = (u->op == Ops::REDUCE ? "acc" : u->op == Ops::LOAD ? "val" : "alu") + std::to_string(counter_++);
@@ -260,6 +281,7 @@ class CRenderer {
   const LinearKernel& lin_;
   std::unordered_map<const UOp*, std::string> names_;
   std::map<std::string, std::string> helpers_;
+  std::vector<DType> var_dtypes_;
   int counter_ = 0;
 };
 

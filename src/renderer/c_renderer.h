@@ -7,7 +7,8 @@
 
 namespace lazygrad {
 
-// A complete C translation unit defining `int <name>_entry(void* const* bufs, int64_t gstart, int64_t gend)`.
+// A complete C translation unit defining
+// `int <name>_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend)`.
 std::string render_c(const Kernel& k, const LinearKernel& lin);
 
 }  // namespace lazygrad

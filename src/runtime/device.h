@@ -11,12 +11,13 @@
 
 namespace lazygrad {
 
-// A compiled kernel. launch() runs global indices [0, global_size) and returns the kernel's error
-// flag (1: integer division by zero).
+// A compiled kernel. launch() runs global indices [0, global_size) with the given buffers and
+// scalar arguments, and returns the kernel's error flag (1: integer division by zero).
 class Program {
  public:
   virtual ~Program() = default;
-  virtual int launch(std::span<void* const> buffers, int64_t global_size, int64_t work_per_item) const = 0;
+  virtual int launch(std::span<void* const> buffers, std::span<const int64_t> vars, int64_t global_size,
+                     int64_t work_per_item) const = 0;
 };
 
 class Device {

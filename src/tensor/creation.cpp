@@ -21,6 +21,7 @@ Tensor broadcast_const(UOpPtr c, const Shape& shape) {
 }
 
 Tensor iota(int64_t n, DType dtype) { return make_tensor(make_uop(Ops::IOTA, dtype, {}, n)); }
+Tensor var(uint64_t value) { return make_tensor(make_uop(Ops::VAR, kUInt64, {}, static_cast<int64_t>(value))); }
 
 // The counter-based generator: Widynski's "squares" (four rounds of 64-bit square and rotate),
 // evaluated per element from (counter, key), so any THREADS value gives the same numbers.
@@ -43,9 +44,10 @@ Rng& rng() {
 // n uniformly random 32-bit values (as uint64), the next n counters of the generator.
 Tensor random_bits(int64_t n) {
   Rng& r = rng();
-  Tensor ctr = iota(n, kUInt64) + scalar_tensor(static_cast<int64_t>(r.counter), kUInt64);
+  // Counter and key are kernel arguments: every draw of a shape runs the same compiled kernel.
+  Tensor ctr = iota(n, kUInt64) + var(r.counter);
   r.counter += static_cast<uint64_t>(n);
-  Tensor key = scalar_tensor(static_cast<int64_t>(r.key), kUInt64);
+  Tensor key = var(r.key);
   auto rot = [](const Tensor& x) { return (x >> 32) | (x << 32); };
   Tensor x = ctr * key, y = x, z = y + key;
   x = rot(x * x + y);

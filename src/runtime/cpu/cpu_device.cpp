@@ -21,7 +21,7 @@ namespace lazygrad {
 
 namespace {
 
-using KernelFn = int (*)(void* const*, int64_t, int64_t);
+using KernelFn = int (*)(void* const*, const int64_t*, int64_t, int64_t);
 
 // Kernels too small to pay for waking the workers run on the calling thread.
 constexpr int64_t kMinParallelWork = 1 << 15;
@@ -49,19 +49,20 @@ std::string quote(const std::string& s) {
 class CpuProgram : public Program {
  public:
   CpuProgram(KernelFn fn, ThreadPool* (*pool)()) : fn_(fn), pool_(pool) {}
-  int launch(std::span<void* const> buffers, int64_t global_size, int64_t work_per_item) const override {
+  int launch(std::span<void* const> buffers, std::span<const int64_t> vars, int64_t global_size,
+             int64_t work_per_item) const override {
     const Settings& s = settings();
     int chunks = 1;
     if (global_size * std::max<int64_t>(work_per_item, 1) >= kMinParallelWork)
       chunks = static_cast<int>(std::min<int64_t>(s.threads, global_size));
     if (chunks <= 1) {
       DenormalGuard guard(s.flush_denormals);  // set for the kernel only, the caller's mode restored after
-      return fn_(buffers.data(), 0, global_size);
+      return fn_(buffers.data(), vars.data(), 0, global_size);
     }
     std::vector<int> errs(chunks, 0);
     pool_()->run(chunks, [&](int c) {
       int64_t begin = global_size * c / chunks, end = global_size * (c + 1) / chunks;
-      errs[c] = fn_(buffers.data(), begin, end);
+      errs[c] = fn_(buffers.data(), vars.data(), begin, end);
     });
     int err = 0;
     for (int e : errs) err |= e;
