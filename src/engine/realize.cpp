@@ -111,7 +111,9 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets) {
                     dt > 0 ? bytes / dt * 1e-9 : 0.0);
       debug_log(2, line);
     }
-    if (err) throw Error("kernel " + k.name + ": integer division by zero");
+    // The kernel's error flag: bit 0 from an integer //, bit 1 from an integer %.
+    if (err) throw Error(std::string(err & 1 ? "floor_divide (//)" : "remainder (%)") +
+                         ": integer division by zero in kernel " + k.name);
   }
   if (debug_at(1)) {
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();

@@ -31,10 +31,14 @@ std::string compute_type(DType dt) {
 }
 std::string storage_type(DType dt) { return dt == kFloat16 || dt == kBFloat16 ? "uint16_t" : compute_type(dt); }
 
-const char* kPrelude = R"(#include <math.h>
-#include <stdint.h>
-/* float16 and bfloat16 are stored as 16 bits and computed in float; round to nearest even. */
-static inline float lg_h2f(uint16_t h) {
+// Helper functions, each emitted only into kernels that call it (DEBUG=4 stays short).
+struct Helper {
+  const char* name;
+  const char* code;
+};
+const Helper kHelpers[] = {
+    // float16 and bfloat16 are stored as 16 bits and computed in float; rounding is to nearest even.
+    {"lg_h2f(", R"(static inline float lg_h2f(uint16_t h) {
   uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;
   if (e == 0) {
     if (m == 0) u = s;
@@ -43,7 +47,8 @@ static inline float lg_h2f(uint16_t h) {
   else u = s | ((e + 112) << 23) | (m << 13);
   union { uint32_t u; float f; } c = {u}; return c.f;
 }
-static inline uint16_t lg_f2h(float f) {
+)"},
+    {"lg_f2h(", R"(static inline uint16_t lg_f2h(float f) {
   union { float f; uint32_t u; } c = {f};
   uint32_t u = c.u, s = (u >> 16) & 0x8000, a = u & 0x7fffffff;
   if (a >= 0x7f800000) return (uint16_t)(s | 0x7c00 | (a > 0x7f800000 ? 0x200 : 0));
@@ -58,32 +63,35 @@ static inline uint16_t lg_f2h(float f) {
   uint32_t r = a + 0xfff + ((a >> 13) & 1) - 0x38000000;
   return (uint16_t)(s | (r >> 13));
 }
-static inline float lg_bf2f(uint16_t h) { union { uint32_t u; float f; } c = {(uint32_t)h << 16}; return c.f; }
-static inline uint16_t lg_f2bf(float f) {
+)"},
+    {"lg_bf2f(", R"(static inline float lg_bf2f(uint16_t h) { union { uint32_t u; float f; } c = {(uint32_t)h << 16}; return c.f; }
+)"},
+    {"lg_f2bf(", R"(static inline uint16_t lg_f2bf(float f) {
   union { float f; uint32_t u; } c = {f};
   if ((c.u & 0x7fffffff) > 0x7f800000) return (uint16_t)((c.u >> 16) | 0x40);
   return (uint16_t)((c.u + 0x7fff + ((c.u >> 16) & 1)) >> 16);
 }
-/* max that propagates NaN, as torch.maximum does. */
-static inline float lg_fmaxf(float a, float b) { return (a > b || a != a) ? a : b; }
-static inline double lg_fmax(double a, double b) { return (a > b || a != a) ? a : b; }
-)";
+)"},
+    // max that propagates NaN, as torch.maximum does.
+    {"lg_fmaxf(", "static inline float lg_fmaxf(float a, float b) { return (a > b || a != a) ? a : b; }\n"},
+    {"lg_fmax(", "static inline double lg_fmax(double a, double b) { return (a > b || a != a) ? a : b; }\n"},
+};
 
 // Floor division and modulo with a zero check, per integer type used.
 std::string int_helpers(const std::string& t, bool is_unsigned_type) {
   std::ostringstream os;
   if (is_unsigned_type) {
     os << "static inline " << t << " lg_idiv_" << t << "(" << t << " a, " << t
-       << " b, int* err) { if (b == 0) { *err = 1; return 0; } return a / b; }\n";
+       << " b, int* err) { if (b == 0) { *err |= 1; return 0; } return a / b; }\n";
     os << "static inline " << t << " lg_mod_" << t << "(" << t << " a, " << t
-       << " b, int* err) { if (b == 0) { *err = 1; return 0; } return a % b; }\n";
+       << " b, int* err) { if (b == 0) { *err |= 2; return 0; } return a % b; }\n";
   } else {
     // b == -1 is done as a negation so MIN / -1 wraps (as in PyTorch) instead of trapping.
     os << "static inline " << t << " lg_idiv_" << t << "(" << t << " a, " << t
-       << " b, int* err) { if (b == 0) { *err = 1; return 0; } if (b == -1) return (" << t
+       << " b, int* err) { if (b == 0) { *err |= 1; return 0; } if (b == -1) return (" << t
        << ")(0 - (uint64_t)a); " << t << " q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n";
     os << "static inline " << t << " lg_mod_" << t << "(" << t << " a, " << t
-       << " b, int* err) { if (b == 0) { *err = 1; return 0; } if (b == -1) return 0; " << t
+       << " b, int* err) { if (b == 0) { *err |= 2; return 0; } if (b == -1) return 0; " << t
        << " r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n";
   }
   return os.str();
@@ -107,6 +115,8 @@ std::string literal(const UOp& c) {
   int64_t v = c.const_int();
   if (dt == kUInt64) return std::to_string(static_cast<uint64_t>(v)) + "ULL";
   if (v == INT64_MIN) return "(-9223372036854775807LL - 1)";
+  // Index math is int64: small literals read best bare (C widens them in the expression).
+  if (dt == kInt64) return std::to_string(v) + (v > INT32_MAX || v < INT32_MIN ? "LL" : "");
   return "(" + compute_type(dt) + ")" + std::to_string(v) + "LL";
 }
 
@@ -118,7 +128,10 @@ class CRenderer {
     std::ostringstream body;
     for (const Inst& in : lin_.insts) body << line(in);
     std::ostringstream os;
-    os << kPrelude;
+    os << "#include <math.h>\n#include <stdint.h>\n";
+    std::string b = body.str();
+    for (const Helper& h : kHelpers)
+      if (b.find(h.name) != std::string::npos) os << h.code;
     for (const auto& h : helpers_) os << h.second;
     os << "\nstatic int " << k_.name << "(";
     for (size_t i = 0; i < k_.buffers.size(); i++) {
@@ -127,7 +140,7 @@ class CRenderer {
     }
     for (size_t i = 0; i < k_.var_vals.size(); i++) os << "const " << compute_type(var_dtype(i)) << " var" << i << ", ";
     os << "int64_t gstart, int64_t gend) {\n  int err = 0;\n";
-    os << "  for (int64_t g = gstart; g < gend; g++) {\n" << body.str() << "  }\n  return err;\n}\n\n";
+    os << "  for (int64_t g = gstart; g < gend; g++) {\n" << b << "  }\n  return err;\n}\n\n";
     os << "int " << k_.name << "_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend) {\n  return "
        << k_.name << "(";
     for (size_t i = 0; i < k_.buffers.size(); i++)

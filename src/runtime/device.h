@@ -12,7 +12,7 @@
 namespace lazygrad {
 
 // A compiled kernel. launch() runs global indices [0, global_size) with the given buffers and
-// scalar arguments, and returns the kernel's error flag (1: integer division by zero).
+// scalar arguments, and returns the kernel's error flags (1: integer // by zero, 2: integer % by zero).
 class Program {
  public:
   virtual ~Program() = default;

@@ -87,8 +87,14 @@ Tensor Tensor::full(const Shape& shape, Scalar value, std::optional<DType> dtype
                                                          : kBool;
   return broadcast_const(scalar_tensor(value, dt).uop(), shape);
 }
-Tensor Tensor::zeros(const Shape& shape, DType dtype) { return full(shape, 0, dtype); }
-Tensor Tensor::ones(const Shape& shape, DType dtype) { return full(shape, 1, dtype); }
+Tensor Tensor::zeros(const Shape& shape, DType dtype) {
+  check_shape(shape, "zeros");
+  return full(shape, 0, dtype);
+}
+Tensor Tensor::ones(const Shape& shape, DType dtype) {
+  check_shape(shape, "ones");
+  return full(shape, 1, dtype);
+}
 Tensor Tensor::zeros_like(const Tensor& t) { return full(t.shape(), 0, t.dtype()); }
 Tensor Tensor::ones_like(const Tensor& t) { return full(t.shape(), 1, t.dtype()); }
 Tensor Tensor::full_like(const Tensor& t, Scalar value) { return full(t.shape(), value, t.dtype()); }

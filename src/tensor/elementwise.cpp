@@ -33,6 +33,9 @@ Shape broadcast_shape(const Shape& a, const Shape& b, const char* op) {
   return out;
 }
 
+// Ops composed from several primitives check shapes first, so the error names the op the user called.
+void check_broadcast(const Tensor& a, const Tensor& b, const char* op) { broadcast_shape(a.shape(), b.shape(), op); }
+
 UOpPtr to_shape(const Tensor& t, const Shape& shape) {
   UOpPtr u = t.uop();
   if (u->shape == shape) return u;
@@ -82,10 +85,12 @@ DType scalar_result_type(const Tensor& t, Scalar s) {
 Tensor Tensor::to(DType dt) const { return make_tensor(cast_uop(uop(), dt)); }
 
 Tensor Tensor::add(const Tensor& o) const {
+  check_broadcast(*this, o, "add");
   if (dtype() == kBool && o.dtype() == kBool) return logical_or(o);
   return binary(Ops::ADD, *this, o, "add");
 }
 Tensor Tensor::mul(const Tensor& o) const {
+  check_broadcast(*this, o, "mul");
   if (dtype() == kBool && o.dtype() == kBool) return logical_and(o);
   return binary(Ops::MUL, *this, o, "mul");
 }
@@ -94,23 +99,27 @@ Tensor Tensor::neg() const {
   return mul(scalar_tensor(-1, dtype()));
 }
 Tensor Tensor::sub(const Tensor& o) const {
+  check_broadcast(*this, o, "sub");
   require(dtype() != kBool || o.dtype() != kBool, "sub: subtraction of bool tensors is not supported");
   DType dt = result_type(*this, o);
   return binary(Ops::ADD, *this, o.to(dt).neg(), "sub");
 }
 Tensor Tensor::div(const Tensor& o) const {
+  check_broadcast(*this, o, "div");
   DType dt = result_type(*this, o);
   if (!is_float(dt)) dt = kFloat32;
   Tensor b = o.to(dt);
   return binary(Ops::MUL, to(dt), make_tensor(make_uop(Ops::RECIPROCAL, dt, {b.uop()})), "div");
 }
 Tensor Tensor::floor_divide(const Tensor& o) const {
+  check_broadcast(*this, o, "floor_divide");
   DType dt = result_type(*this, o);
   if (is_float(dt)) return to(dt).div(o.to(dt)).floor();
   require(dt != kBool, "floor_divide: not supported for bool tensors");
   return binary(Ops::IDIV, *this, o, "floor_divide");
 }
 Tensor Tensor::remainder(const Tensor& o) const {
+  check_broadcast(*this, o, "remainder");
   DType dt = result_type(*this, o);
   if (is_float(dt)) {
     Tensor a = to(dt), b = o.to(dt);
@@ -129,11 +138,23 @@ Tensor Tensor::remainder(Scalar o) const { return remainder(lift(*this, o)); }
 
 // Comparisons: from CMPLT and CMPNE only; NaN compares false everywhere but in !=.
 Tensor Tensor::lt(const Tensor& o) const { return binary(Ops::CMPLT, *this, o, "lt"); }
-Tensor Tensor::gt(const Tensor& o) const { return o.lt(*this); }
+Tensor Tensor::gt(const Tensor& o) const {
+  check_broadcast(*this, o, "gt");
+  return o.lt(*this);
+}
 Tensor Tensor::ne(const Tensor& o) const { return binary(Ops::CMPNE, *this, o, "ne"); }
-Tensor Tensor::eq(const Tensor& o) const { return ne(o).logical_not(); }
-Tensor Tensor::le(const Tensor& o) const { return lt(o).logical_or(eq(o)); }
-Tensor Tensor::ge(const Tensor& o) const { return o.le(*this); }
+Tensor Tensor::eq(const Tensor& o) const {
+  check_broadcast(*this, o, "eq");
+  return ne(o).logical_not();
+}
+Tensor Tensor::le(const Tensor& o) const {
+  check_broadcast(*this, o, "le");
+  return lt(o).logical_or(eq(o));
+}
+Tensor Tensor::ge(const Tensor& o) const {
+  check_broadcast(*this, o, "ge");
+  return o.le(*this);
+}
 Tensor Tensor::lt(Scalar o) const { return lt(lift(*this, o)); }
 Tensor Tensor::gt(Scalar o) const { return gt(lift(*this, o)); }
 Tensor Tensor::ne(Scalar o) const { return ne(lift(*this, o)); }
@@ -172,6 +193,7 @@ Tensor Tensor::bitwise_right_shift(const Tensor& o) const {
 }
 
 Tensor where(const Tensor& c, const Tensor& x, const Tensor& y) {
+  require(c.dtype() == kBool, "where: expected a bool condition, got " + std::string(dtype_name(c.dtype())));
   DType dt = promote_types(x.dtype(), y.dtype());
   if (x.dim() != y.dim() && (x.dim() == 0 || y.dim() == 0)) {
     const Tensor& dimmed = x.dim() ? x : y;
@@ -206,6 +228,7 @@ Tensor Tensor::relu() const {
 }
 Tensor Tensor::maximum(const Tensor& o) const { return binary(Ops::MAX, *this, o, "maximum"); }
 Tensor Tensor::minimum(const Tensor& o) const {
+  check_broadcast(*this, o, "minimum");
   DType dt = result_type(*this, o);
   if (is_float(dt)) return to(dt).neg().maximum(o.to(dt).neg()).neg();
   if (dt == kBool) return logical_and(o);
@@ -235,6 +258,7 @@ Tensor Tensor::ceil() const {
 }
 
 Tensor Tensor::pow(const Tensor& e) const {
+  check_broadcast(*this, e, "pow");
   DType dt = result_type(*this, e);
   if (!is_float(dt)) {
     // Integer powers through float64: exact while the result fits in 53 bits.

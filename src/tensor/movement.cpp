@@ -81,6 +81,7 @@ Tensor Tensor::expand(const Shape& new_shape) const {
       require(i >= lead, "expand: -1 is not allowed for a new leading dimension in " + shape_str(new_shape));
       target[i] = padded[i];
     }
+    require(target[i] >= 0, "expand: invalid size " + std::to_string(new_shape[i]) + " in " + shape_str(new_shape));
     require(padded[i] == target[i] || padded[i] == 1,
             "expand: shape " + shape_str(shape()) + " cannot be expanded to " + shape_str(new_shape));
   }
@@ -161,6 +162,7 @@ Tensor Tensor::pad(const std::vector<int64_t>& padding, Scalar value) const {
 }
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
+  require(dim() > 0, "slice() cannot be applied to a 0-dim tensor");
   int64_t a = normalize_axis(d, dim(), "slice");
   require(step > 0, "slice: step must be positive, got " + std::to_string(step));
   int64_t n = shape()[a];
@@ -202,6 +204,7 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  require(dim() > 0, "narrow() cannot be applied to a 0-dim tensor");
   int64_t a = normalize_axis(d, dim(), "narrow");
   int64_t n = shape()[a], b = start < 0 ? start + n : start;
   require(b >= 0 && length >= 0 && b + length <= n, "narrow: start " + std::to_string(start) + " and length " +
@@ -211,6 +214,7 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
+  require(dim() > 0, "select() cannot be applied to a 0-dim tensor");
   int64_t a = normalize_axis(d, dim(), "select");
   int64_t n = shape()[a];
   require(index >= -n && index < n, "select: index " + std::to_string(index) + " is out of range for dimension " +

@@ -141,7 +141,10 @@ int64_t Tensor::numel() const {
   return n;
 }
 size_t Tensor::nbytes() const { return static_cast<size_t>(numel()) * itemsize(dtype()); }
-int64_t Tensor::size(int64_t axis) const { return shape()[normalize_axis(axis, dim(), "size")]; }
+int64_t Tensor::size(int64_t axis) const {
+  require(dim() > 0, "size: a 0-dim tensor has no dimension " + std::to_string(axis));
+  return shape()[normalize_axis(axis, dim(), "size")];
+}
 std::shared_ptr<const UOp> Tensor::uop() const { return checked(impl_).current(); }
 
 bool Tensor::is_realized() const {
