@@ -189,7 +189,7 @@ class CRenderer {
         return ind + "for (int64_t " + r + " = 0; " + r + " < " + literal(*u->src[0]) + "; " + r + "++) {\n";
       }
       case Step::Close: return ind + "}\n";
-      case Step::AccInit: return ind + compute_type(u->dtype) + " " + name(u) + " = " + identity(u) + ";\n";
+      case Step::AccInit: return ind + acc_type(u) + " " + name(u) + " = " + identity(u) + ";\n";
       case Step::AccUpdate: {
         std::string acc = name(u), v = name(u->src[0]);
         Ops op = u->as<ReduceArg>().op;
@@ -206,6 +206,13 @@ class CRenderer {
       return ind + name(u->src[0]) + "[" + name(u->src[1]) + "] = " + v + ";\n";
     }
     return ind + compute_type(u->dtype) + " " + name(u) + " = " + expr(u) + ";\n";
+  }
+
+  // float32 sums accumulate in double: a long float32 running sum loses digits PyTorch's pairwise
+  // summation keeps.
+  std::string acc_type(const UOpPtr& red) {
+    bool f32_sum = red->as<ReduceArg>().op == Ops::ADD && is_float(red->dtype) && red->dtype != kFloat64;
+    return f32_sum ? "double" : compute_type(red->dtype);
   }
 
   std::string identity(const UOpPtr& red) {
@@ -283,8 +290,9 @@ class CRenderer {
       case Ops::AND: return s(0) + " & " + s(1);
       case Ops::OR: return s(0) + " | " + s(1);
       case Ops::XOR: return s(0) + " ^ " + s(1);
-      case Ops::SHL: return s(0) + " << " + s(1);
-      case Ops::SHR: return s(0) + " >> " + s(1);
+      // The left operand's type decides a shift's width: a bare literal would shift as a 32-bit int.
+      case Ops::SHL: return "(" + compute_type(u->dtype) + ")" + s(0) + " << " + s(1);
+      case Ops::SHR: return "(" + compute_type(u->dtype) + ")" + s(0) + " >> " + s(1);
       case Ops::WHERE: return s(0) + " ? " + s(1) + " : " + s(2);
       default: throw Error("render_c: no C for " + std::string(op_name(u->op)));
     }

@@ -219,8 +219,10 @@ Tensor Tensor::reciprocal() const { return unary(Ops::RECIPROCAL, as_float(*this
 Tensor Tensor::exp() const { return as_float(*this).mul(kLog2E).exp2(); }
 Tensor Tensor::log() const { return log2().mul(kLn2); }
 Tensor Tensor::cos() const {
+  // cos(x) = sin(pi/2 - x), with the subtraction in float64: in float32 it would round away the
+  // low bits of large arguments.
   Tensor x = as_float(*this);
-  return (scalar_tensor(std::numbers::pi / 2, x.dtype()) - x).sin();
+  return (scalar_tensor(std::numbers::pi / 2, kFloat64) - x.to(kFloat64)).sin().to(x.dtype());
 }
 Tensor Tensor::relu() const {
   if (dtype() == kBool) return *this;
@@ -272,12 +274,14 @@ Tensor Tensor::pow(const Tensor& e) const {
   Tensor y_odd = y_int.logical_and((y - (y * 0.5).trunc() * 2).abs().eq(1));
   Tensor neg_result = lazygrad::where(y_int, lazygrad::where(y_odd, mag.neg(), mag), std::nan(""));
   Tensor r = lazygrad::where(x.lt(0), neg_result, mag);
-  return lazygrad::where(y.eq(0), scalar_tensor(1, dt), r);
+  // x**0 and 1**y are 1 whatever the other operand is, NaN included (C's pow agrees).
+  return lazygrad::where(y.eq(0).logical_or(x.eq(1)), scalar_tensor(1, dt), r);
 }
 Tensor Tensor::pow(Scalar e) const {
+  DType dt = scalar_result_type(*this, e);
+  if (dt != dtype()) return to(dt).pow(e);
   if (!e.is_float() || e.to_double() == std::floor(e.to_double())) {
     double v = e.to_double();
-    if (!is_float(dtype()) && e.is_float()) return to(kFloat32).pow(e);
     require(is_float(dtype()) || v >= 0, "pow: integers to negative integer powers are not allowed");
     if (v >= 0 && v <= 64) {
       // Exponentiation by squaring: exact, and fuses into a few multiplies.

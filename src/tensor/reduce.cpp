@@ -80,18 +80,28 @@ Tensor Tensor::mean(Axes axes, bool keepdim) const {
   return count == 0 ? s * std::nan("") : s / static_cast<double>(count);
 }
 
+namespace {
+// softmax computes in float32 for 16-bit inputs: its max and sum are stored between kernels, and in
+// 16 bits they would lose what PyTorch keeps (it accumulates in float32 too).
+DType softmax_type(DType dt) { return dt == kFloat64 ? kFloat64 : kFloat32; }
+}  // namespace
+
 Tensor Tensor::softmax(int64_t axis) const {
-  Tensor x = is_float(dtype()) ? *this : to(kFloat32);
   int64_t a = normalize_axis(axis, dim(), "softmax");
+  DType out = is_float(dtype()) ? dtype() : kFloat32;
+  if (numel() == 0) return to(out);
+  Tensor x = to(softmax_type(dtype()));
   Tensor e = (x - x.max(a, true)).exp();
-  return e / e.sum(a, true);
+  return (e / e.sum(a, true)).to(out);
 }
 
 Tensor Tensor::log_softmax(int64_t axis) const {
-  Tensor x = is_float(dtype()) ? *this : to(kFloat32);
   int64_t a = normalize_axis(axis, dim(), "log_softmax");
+  DType out = is_float(dtype()) ? dtype() : kFloat32;
+  if (numel() == 0) return to(out);
+  Tensor x = to(softmax_type(dtype()));
   Tensor shifted = x - x.max(a, true);
-  return shifted - shifted.exp().sum(a, true).log();
+  return (shifted - shifted.exp().sum(a, true).log()).to(out);
 }
 
 }  // namespace lazygrad
