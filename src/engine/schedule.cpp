@@ -39,7 +39,9 @@ using RealizeSet = std::map<const UOp*, UOpPtr>;
 bool split_reductions(RealizeSet& realize) {
   std::map<const UOp*, std::set<const UOp*>> reached_by;
   std::map<const UOp*, UOpPtr> must, ptrs;
-  for (const auto& [root, root_ptr] : realize) {
+  for (const auto& entry : realize) {
+    const UOp* root = entry.first;  // (clang 14 cannot capture structured bindings in lambdas)
+    const UOpPtr& root_ptr = entry.second;
     std::set<std::tuple<const UOp*, bool, bool>> seen;
     std::function<void(const UOpPtr&, bool, bool)> walk = [&](const UOpPtr& u, bool expanded, bool in_reduce) {
       if (u->op == Ops::BUFFER || (u.get() != root && realize.count(u.get()))) return;
@@ -87,7 +89,8 @@ Schedule create_schedule(const std::vector<UOpPtr>& targets) {
   // An ASSIGN writes its buffer in place. Where its value reads that buffer through any other view
   // (x.assign(x.flip(0))), the value is computed into a buffer of its own first.
   std::vector<std::pair<const UOp*, UOpPtr>> staged;
-  for (const auto& [u, p] : realize) {
+  for (const auto& entry : realize) {
+    const UOp* u = entry.first;
     if (u->op != Ops::ASSIGN) continue;
     const UOp* target = view_base(u->src[0].get());
     std::set<std::pair<const UOp*, bool>> seen;

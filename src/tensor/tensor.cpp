@@ -230,74 +230,73 @@ Tensor Tensor::empty(const Shape& shape, DType dtype) {
   return make_tensor(buffer_view(std::make_shared<Buffer>("CPU", dtype, n), shape));
 }
 
+namespace {
+// Runs one view op backwards: from the view's shape to `before`, the shape it was applied to.
+// Only one-to-one views can be written through; pad's border is dropped.
+UOpPtr invert_view_op(const UOpPtr& x, Ops op, const std::vector<int64_t>& arg, const Shape& before) {
+  switch (op) {
+    case Ops::RESHAPE: return apply_movement(x, Ops::RESHAPE, before);
+    case Ops::FLIP: return apply_movement(x, Ops::FLIP, arg);
+    case Ops::PERMUTE: {
+      std::vector<int64_t> back(arg.size());
+      for (size_t k = 0; k < arg.size(); k++) back[arg[k]] = static_cast<int64_t>(k);
+      return apply_movement(x, Ops::PERMUTE, back);
+    }
+    case Ops::SHRINK: {
+      std::vector<int64_t> pad;
+      for (size_t k = 0; k < before.size(); k++) {
+        pad.push_back(arg[2 * k]);
+        pad.push_back(before[k] - arg[2 * k + 1]);
+      }
+      return apply_movement(x, Ops::PAD, pad);
+    }
+    case Ops::PAD: {
+      std::vector<int64_t> keep;
+      for (size_t k = 0; k < before.size(); k++) {
+        keep.push_back(arg[2 * k]);
+        keep.push_back(arg[2 * k] + before[k]);
+      }
+      return apply_movement(x, Ops::SHRINK, keep);
+    }
+    default:
+      throw Error("assign: cannot write through a view made by " + std::string(op_name(op)) +
+                  " (it is not one-to-one)");
+  }
+}
+
+UOpPtr filled(DType dt, bool value, const Shape& shape) {
+  UOpPtr c = make_uop(Ops::RESHAPE, dt, {const_uop(dt, value)}, std::vector<int64_t>(shape.size(), 1));
+  return make_uop(Ops::EXPAND, dt, {c}, std::vector<int64_t>(shape));
+}
+}  // namespace
+
 Tensor& Tensor::assign(const Tensor& value) {
   TensorImpl& self = const_cast<TensorImpl&>(checked(impl_));
   Tensor v = value;
   if (v.shape() != shape()) v = v.expand(shape());
   if (v.dtype() != dtype()) v = v.to(dtype());
   if (!self.base) {
-    // A base: its data becomes `value`, in its buffer when it has one.
-    UOpPtr cur = self.uop;
-    const UOp* b = cur.get();
+    // A base: its data becomes `value`, written into its buffer when it has one.
+    const UOp* b = self.uop.get();
     while (is_movement(b->op)) b = b->src[0].get();
-    self.uop = b->op == Ops::BUFFER ? make_uop(Ops::ASSIGN, dtype(), {cur, v.uop()}) : v.uop();
+    self.uop = b->op == Ops::BUFFER ? make_uop(Ops::ASSIGN, dtype(), {self.uop, v.uop()}) : v.uop();
     return *this;
   }
-  // A view: write `value` into the region of the base that this view covers, by running the view's
-  // movement ops backwards on the value (and on a mask that marks the region).
-  UOpPtr val = v.uop(), mask = make_uop(Ops::EXPAND, kBool,
-                                         {make_uop(Ops::RESHAPE, kBool, {const_uop(kBool, 1)},
-                                                   std::vector<int64_t>(shape().size(), 1))},
-                                         std::vector<int64_t>(shape()));
+  // A view: the base takes `value` where this view covers it. The view's ops run backwards on the
+  // value and on a mask that marks the covered region.
   const TensorImpl& base = *self.base;
-  // The shape before each view op, replayed on a stand-in of the base's shape.
-  std::vector<Shape> shapes;
-  UOpPtr probe = make_uop(Ops::EXPAND, kBool,
-                          {make_uop(Ops::RESHAPE, kBool, {const_uop(kBool, 0)}, std::vector<int64_t>(base.shape.size(), 1))},
-                          std::vector<int64_t>(base.shape));
+  std::vector<Shape> before;  // the shape each view op was applied to
+  Shape s = base.shape;
   for (const auto& [op, arg] : self.view_ops) {
-    shapes.push_back(probe->shape);
-    probe = apply_movement(probe, op, arg);
+    before.push_back(s);
+    s = apply_movement(filled(kBool, false, s), op, arg)->shape;
   }
+  UOpPtr val = v.uop(), mask = filled(kBool, true, shape());
   for (size_t i = self.view_ops.size(); i-- > 0;) {
-    const auto& [op, arg] = self.view_ops[i];
-    const Shape& before = shapes[i];
-    auto inv = [&](const UOpPtr& x) -> UOpPtr {
-      switch (op) {
-        case Ops::RESHAPE: return apply_movement(x, Ops::RESHAPE, before);
-        case Ops::PERMUTE: {
-          std::vector<int64_t> back(arg.size());
-          for (size_t k = 0; k < arg.size(); k++) back[arg[k]] = static_cast<int64_t>(k);
-          return apply_movement(x, Ops::PERMUTE, back);
-        }
-        case Ops::FLIP: return apply_movement(x, Ops::FLIP, arg);
-        case Ops::SHRINK: {
-          std::vector<int64_t> pad;
-          for (size_t k = 0; k < before.size(); k++) {
-            pad.push_back(arg[2 * k]);
-            pad.push_back(before[k] - arg[2 * k + 1]);
-          }
-          return apply_movement(x, Ops::PAD, pad);
-        }
-        case Ops::PAD: {  // the padding is not the base's data: drop what was written there
-          std::vector<int64_t> keep;
-          for (size_t k = 0; k < before.size(); k++) {
-            keep.push_back(arg[2 * k]);
-            keep.push_back(arg[2 * k] + before[k]);
-          }
-          return apply_movement(x, Ops::SHRINK, keep);
-        }
-        default:
-          throw Error("assign: cannot write through a view made by " + std::string(op_name(op)) +
-                      " (it is not one-to-one)");
-      }
-    };
-    val = inv(val);
-    mask = inv(mask);
+    val = invert_view_op(val, self.view_ops[i].first, self.view_ops[i].second, before[i]);
+    mask = invert_view_op(mask, self.view_ops[i].first, self.view_ops[i].second, before[i]);
   }
-  Tensor base_t(self.base);
-  UOpPtr merged = make_uop(Ops::WHERE, dtype(), {mask, val, base.current()});
-  base_t.assign(make_tensor(merged));
+  Tensor(self.base).assign(make_tensor(make_uop(Ops::WHERE, dtype(), {mask, val, base.current()})));
   return *this;
 }
 
