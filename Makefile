@@ -25,9 +25,13 @@ build: deps
 demo: build
 	DEBUG=2 ./$(BUILD)/example_demo
 
+# After the tests: how many kernels this run compiled and the compiler's time (the budget to watch),
+# from the log the runtime appends to in the cache folder.
 test: build
+	@if [ -f '$(CACHE_DIR)/compile-log.tsv' ]; then wc -l < '$(CACHE_DIR)/compile-log.tsv'; else echo 0; fi > $(BUILD)/.compile-log-start
 	ctest --test-dir $(BUILD) --output-on-failure -j 2
-	@echo "kernel cache: $$(find '$(CACHE_DIR)' -name '*.so' 2>/dev/null | wc -l) compiled kernels in $(CACHE_DIR)"
+	@tail -n +$$(( $$(cat $(BUILD)/.compile-log-start) + 1 )) '$(CACHE_DIR)/compile-log.tsv' 2>/dev/null | \
+	  awk -F'\t' '{n++; s+=$$2} END {printf "kernel compiles: %d kernels compiled in %.1f s of compiler time (cache %s)\n", n, s, "$(CACHE_DIR)"}'
 
 lines:
 	@bash scripts/lines.sh

@@ -155,6 +155,12 @@ class CpuDevice : public Device {
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     GlobalCounters::compile_count++;
     GlobalCounters::compile_s += dt;
+    // One line per compile, shared by every process using this cache: `make test` sums it to
+    // report the suite's compile budget.
+    if (FILE* log = std::fopen((cache_dir() + "/compile-log.tsv").c_str(), "a")) {
+      std::fprintf(log, "%s\t%.4f\n", base.substr(base.rfind('/') + 1).c_str(), dt);
+      std::fclose(log);
+    }
     std::error_code ec;
     if (status != 0) {
       std::filesystem::remove(tmp + ".so", ec);
