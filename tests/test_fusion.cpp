@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "ir/uop.h"
+
 using namespace lazygrad;
 
 namespace {
@@ -112,4 +114,35 @@ TEST(Fusion, EmptyTensorsRunNoKernel) {
   EXPECT_EQ(kernels_to_realize(e), 0);
   EXPECT_TRUE(e.to_vector<float>().empty());
   EXPECT_EQ(Tensor::ones({0, 3}).sum(0).to_vector<float>(), std::vector<float>(3, 0.0f));
+}
+
+TEST(Fusion, PendingGraphsKeepTheDataTheyWereBuiltOn) {
+  // As in PyTorch: y is x * 2 of x as it was when y was written, whenever y is computed.
+  Tensor x = Tensor::arange(4).to(kFloat32).contiguous();
+  x.realize();
+  Tensor y = x * 2;
+  Tensor v = x.flip(0);  // a view follows x, as a PyTorch view does
+  x += 10;
+  x.realize();
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{10, 11, 12, 13}));
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{0, 2, 4, 6}));
+  EXPECT_EQ(v.to_vector<float>(), (std::vector<float>{13, 12, 11, 10}));
+}
+
+TEST(Fusion, AssignWithoutOtherReadersWritesInPlace) {
+  Tensor x = Tensor::zeros({3, 5}).contiguous();
+  x.realize();
+  auto buffer_of = [](const Tensor& t) {
+    UOpPtr keep = t.uop();
+    const UOp* u = keep.get();
+    while (u->op != Ops::BUFFER) u = u->src[0].get();
+    return u->as<std::shared_ptr<Buffer>>().get();
+  };
+  const Buffer* before = buffer_of(x);
+  for (int i = 0; i < 3; i++) x += 1;  // three pending assigns, realized together
+  GlobalCounters::reset();
+  x.realize();
+  EXPECT_EQ(buffer_of(x), before);
+  EXPECT_EQ(GlobalCounters::kernel_count, 3);
+  EXPECT_EQ(x.to_vector<float>(), std::vector<float>(15, 3.0f));
 }

@@ -59,11 +59,6 @@ class Lowerer {
   }
 
   UOpPtr lower_uncached(const UOpPtr& u, const std::vector<UOpPtr>& idx) {
-    if (u->op == Ops::ASSIGN && u.get() != root_) {
-      // An earlier assign's value is its target's view of the buffer, once that kernel has run.
-      if (realized_.count(u.get())) reads_.push_back(u.get());
-      return lower(u->src[0], idx);
-    }
     if (auto* b = buffer_of(u)) return load(*b, ravel(idx, u->shape), nullptr);
     if (is_movement(u->op)) {
       // Fold the chain of movement ops down to its base into one ShapeTracker.

@@ -72,9 +72,47 @@ bool split_reductions(RealizeSet& realize) {
   return added;
 }
 
+// Buffers that a graph outside this realize still reads: after `y = x * 2; x += 1; x.realize()`,
+// y must see x's old data, as it would in PyTorch, so the assign may not overwrite that buffer.
+// A node is held from outside when it has more references than the graph and the targets' two
+// holders account for (realize_uops' contract); everything below such a node stays readable.
+std::unordered_set<const Buffer*> buffers_read_later(const std::vector<UOpPtr>& targets) {
+  std::unordered_map<const UOp*, long> inner, uses;
+  std::vector<const UOpPtr*> stack;
+  for (const auto& t : targets) {
+    inner[t.get()] += 2;
+    stack.push_back(&t);
+  }
+  while (!stack.empty()) {  // pointers into the graph's own src vectors: no extra references
+    const UOpPtr* p = stack.back();
+    stack.pop_back();
+    const UOp* u = p->get();
+    if (uses.count(u)) continue;
+    uses[u] = p->use_count();
+    for (const auto& s : u->src) {
+      inner[s.get()]++;
+      stack.push_back(&s);
+    }
+  }
+  std::vector<const UOp*> live;
+  for (const auto& [u, n] : uses)
+    if (n > inner[u]) live.push_back(u);
+  std::unordered_set<const UOp*> seen;
+  std::unordered_set<const Buffer*> out;
+  while (!live.empty()) {
+    const UOp* u = live.back();
+    live.pop_back();
+    if (!seen.insert(u).second) continue;
+    if (u->op == Ops::BUFFER) out.insert(u->as<std::shared_ptr<Buffer>>().get());
+    for (const auto& s : u->src) live.push_back(s.get());
+  }
+  return out;
+}
+
 }  // namespace
 
 Schedule create_schedule(const std::vector<UOpPtr>& targets) {
+  const std::unordered_set<const Buffer*> read_later = buffers_read_later(targets);
   RealizeSet realize;
   for (const auto& t : targets)
     if (!is_buffer_view(t.get())) realize.emplace(t.get(), t);
@@ -93,6 +131,8 @@ Schedule create_schedule(const std::vector<UOpPtr>& targets) {
     const UOp* u = entry.first;
     if (u->op != Ops::ASSIGN) continue;
     const UOp* target = view_base(u->src[0].get());
+    if (target->op == Ops::BUFFER && read_later.count(target->as<std::shared_ptr<Buffer>>().get()))
+      continue;  // it will write a new buffer anyway
     std::set<std::pair<const UOp*, bool>> seen;
     bool conflict = false;
     // Reading the target's own view at the same index (x += 1) is safe; any other way is not.
@@ -111,27 +151,34 @@ Schedule create_schedule(const std::vector<UOpPtr>& targets) {
   while (split_reductions(realize)) {
   }
 
-  // Buffers: fresh ones, except that an ASSIGN writes into its target's buffer.
+  // Buffers: fresh ones, except that an ASSIGN writes into its target's buffer, unless a graph
+  // outside this realize will still read the old contents (then it writes a copy: copy-on-write).
   RealizedMap buffers;
+  std::unordered_set<const UOp*> in_place;
   for (const auto& [u, p] : realize) {
     if (u->op == Ops::ASSIGN) {
       const UOp* base = view_base(u->src[0].get());
       if (base->op != Ops::BUFFER) throw Error("assign: the target is not a realized buffer");
-      buffers[u] = base->as<std::shared_ptr<Buffer>>();
-    } else {
-      buffers[u] = std::make_shared<Buffer>("CPU", u->dtype, u->numel());
+      const auto& target = base->as<std::shared_ptr<Buffer>>();
+      if (!read_later.count(target.get())) {
+        buffers[u] = target;
+        in_place.insert(u);
+        continue;
+      }
+      debug_log(3, "schedule: assign writes a new buffer: the old one is still read by a pending graph");
     }
+    buffers[u] = std::make_shared<Buffer>("CPU", u->dtype, u->numel());
   }
 
   // Lower every kernel, then order them by what they read.
   std::map<const UOp*, Kernel> kernels;
   for (const auto& [u, p] : realize)
-    kernels.emplace(u, lower_kernel(p, buffers[u], u->op == Ops::ASSIGN ? u->src[0] : nullptr, buffers));
+    kernels.emplace(u, lower_kernel(p, buffers[u], in_place.count(u) ? u->src[0] : nullptr, buffers));
   // A kernel that reads a buffer's old contents runs before the assign that overwrites it.
   std::map<const UOp*, std::set<const UOp*>> deps;
   for (const auto& [u, k] : kernels) deps[u].insert(k.reads.begin(), k.reads.end());
   for (const auto& [a, ka] : kernels) {
-    if (a->op != Ops::ASSIGN) continue;
+    if (!in_place.count(a)) continue;
     const Buffer* target = ka.buffers[0].get();
     for (const auto& [u, k] : kernels) {
       if (u == a) continue;
@@ -153,7 +200,7 @@ Schedule create_schedule(const std::vector<UOpPtr>& targets) {
 
   for (const auto& t : targets) {
     if (!realize.count(t.get())) continue;
-    sched.becomes[t.get()] = t->op == Ops::ASSIGN ? t->src[0] : buffer_view(buffers[t.get()], t->shape);
+    sched.becomes[t.get()] = in_place.count(t.get()) ? t->src[0] : buffer_view(buffers[t.get()], t->shape);
   }
   if (debug_at(3)) {
     std::ostringstream os;

@@ -29,12 +29,8 @@ UOpPtr apply_movement(const UOpPtr& u, Ops op, const std::vector<int64_t>& arg) 
 
 UOpPtr TensorImpl::current() const {
   if (!base) return uop;
-  UOpPtr b = base->current();
-  if (b == cached_base_ && cached_view_) return cached_view_;
-  UOpPtr v = b;
+  UOpPtr v = base->current();
   for (const auto& [op, arg] : view_ops) v = apply_movement(v, op, arg);
-  cached_base_ = b;
-  cached_view_ = v;
   return v;
 }
 
@@ -74,7 +70,8 @@ std::shared_ptr<Buffer> contiguous_buffer(const Tensor& t) {
   };
   if (auto b = as_buffer(u); b && b->size == u->numel()) return b;
   UOpPtr c = make_uop(Ops::CONTIGUOUS, u->dtype, {u});
-  return as_buffer(realize_uops({c})[0]);
+  std::vector<UOpPtr> targets{c};  // held by c and the vector: realize_uops' contract
+  return as_buffer(realize_uops(targets)[0]);
 }
 
 // One element of a buffer, converted like a C cast.
@@ -148,7 +145,8 @@ int64_t Tensor::size(int64_t axis) const {
 std::shared_ptr<const UOp> Tensor::uop() const { return checked(impl_).current(); }
 
 bool Tensor::is_realized() const {
-  const UOp* u = uop().get();
+  UOpPtr keep = uop();  // a view's chain is built on demand: hold it while walking it
+  const UOp* u = keep.get();
   while (is_movement(u->op)) u = u->src[0].get();
   return u->op == Ops::BUFFER;
 }
@@ -276,10 +274,12 @@ Tensor& Tensor::assign(const Tensor& value) {
   if (v.shape() != shape()) v = v.expand(shape());
   if (v.dtype() != dtype()) v = v.to(dtype());
   if (!self.base) {
-    // A base: its data becomes `value`, written into its buffer when it has one.
-    const UOp* b = self.uop.get();
+    // A base: its data becomes `value`, written into its buffer when it has one (also when an
+    // earlier assign to it is still pending).
+    UOpPtr target = self.uop->op == Ops::ASSIGN ? self.uop->src[0] : self.uop;
+    const UOp* b = target.get();
     while (is_movement(b->op)) b = b->src[0].get();
-    self.uop = b->op == Ops::BUFFER ? make_uop(Ops::ASSIGN, dtype(), {self.uop, v.uop()}) : v.uop();
+    self.uop = b->op == Ops::BUFFER ? make_uop(Ops::ASSIGN, dtype(), {target, v.uop()}) : v.uop();
     return *this;
   }
   // A view: the base takes `value` where this view covers it. The view's ops run backwards on the

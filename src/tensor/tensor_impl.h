@@ -21,10 +21,10 @@ struct TensorImpl {
   Shape shape;
   DType dtype = kFloat32;
 
-  UOpPtr current() const;  // the graph this tensor stands for now
-
- private:
-  mutable UOpPtr cached_base_, cached_view_;
+  // The graph this tensor stands for now. A view rebuilds its chain each time (hash-consing makes
+  // that a few lookups) rather than caching it: a cached chain would keep the base's old buffer
+  // node alive, and the scheduler counts who still reads a buffer (see schedule.cpp).
+  UOpPtr current() const;
 };
 
 // Builders shared by the frontend files.
