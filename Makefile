@@ -1,4 +1,4 @@
-# Thin wrapper over CMake. Targets: deps build demo test lines bench sanitize format clean.
+# Thin wrapper over CMake. Targets: deps build demo test lines bench sanitize format fixtures clean.
 # `make test` works from a clean clone: it installs missing Debian packages (deps), configures,
 # builds and runs CTest. Extra CMake options: make build CMAKE_ARGS="-DLAZYGRAD_BUILD_BENCH=OFF".
 
@@ -10,7 +10,7 @@ CMAKE_ARGS ?=
 CACHE_DIR = $(or $(LAZYGRAD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/lazygrad)
 FORMAT_DIRS = include src apps tests bench examples
 
-.PHONY: all deps build demo test lines bench sanitize format clean
+.PHONY: all deps build demo test lines bench sanitize format clean fixtures
 
 all: build
 
@@ -32,6 +32,11 @@ test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j 2
 	@tail -n +$$(( $$(cat $(BUILD)/.compile-log-start) + 1 )) '$(CACHE_DIR)/compile-log.tsv' 2>/dev/null | \
 	  awk -F'\t' '{n++; s+=$$2} END {printf "kernel compiles: %d kernels compiled in %.1f s of compiler time (cache %s)\n", n, s, "$(CACHE_DIR)"}'
+
+# Regenerates tests/fixtures/ from PyTorch (Debian's python3-torch, run by Debian's own python3).
+fixtures:
+	@bash scripts/install-deps.sh python3-torch python3-numpy
+	/usr/bin/python3 scripts/make_fixtures.py
 
 lines:
 	@bash scripts/lines.sh
