@@ -267,9 +267,13 @@ class CRenderer {
       case Ops::SQRT: return "sqrt" + fs + "(" + s(0) + ")";
       case Ops::RECIPROCAL: return (f32 ? "1.0f / " : "1.0 / ") + s(0);
       case Ops::CAST: {
-        DType to = u->dtype;
-        if (to == kBool) return s(0) + " != 0";
-        std::string v = "(" + compute_type(to) + ")" + s(0);
+        DType from = u->src[0]->dtype, to = u->dtype;
+        // A 16-bit float chain is computed in float and rounded where it ends: here, or at a store.
+        std::string x = s(0);
+        if (from == kFloat16) x = "lg_h2f(lg_f2h(" + x + "))";
+        if (from == kBFloat16) x = "lg_bf2f(lg_f2bf(" + x + "))";
+        if (to == kBool) return x + " != 0";
+        std::string v = "(" + compute_type(to) + ")" + x;
         if (to == kFloat16) return "lg_h2f(lg_f2h(" + v + "))";  // round to what float16 can hold
         if (to == kBFloat16) return "lg_bf2f(lg_f2bf(" + v + "))";
         return v;
