@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cstdio>
-#include <future>
+#include <algorithm>
+#include <atomic>
+#include <thread>
 #include <mutex>
 #include <unordered_map>
 
@@ -34,7 +36,7 @@ std::mutex cache_mu;
 
 std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& kernels) {
   std::vector<std::shared_ptr<Compiled>> out(kernels.size());
-  std::vector<std::future<void>> jobs;
+  std::vector<std::pair<std::shared_ptr<Compiled>, std::string>> todo;  // kernel, name
   std::unordered_map<const UOp*, std::shared_ptr<Compiled>> fresh;
   for (size_t i = 0; i < kernels.size(); i++) {
     const Kernel& k = kernels[i];
@@ -57,17 +59,27 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
     if (debug_at(5)) debug_log(5, "IR of " + k.name + ":\n" + k.sink->str());
     if (debug_at(4)) debug_log(4, c->source);
     fresh[k.sink.get()] = out[i] = c;
-    // New kernels compile in parallel: each is a separate compiler process.
-    jobs.push_back(std::async(std::launch::async, [c, name = k.name] { c->program = cpu_device().compile(name, c->source); }));
+    todo.emplace_back(c, k.name);
   }
+  // New kernels compile in parallel, one compiler process per core at a time.
+  std::atomic<size_t> next{0};
+  std::mutex err_mu;
   std::exception_ptr first_error;
-  for (auto& j : jobs) {
-    try {
-      j.get();
-    } catch (...) {
-      if (!first_error) first_error = std::current_exception();
+  auto worker = [&] {
+    for (size_t j; (j = next++) < todo.size();) {
+      try {
+        todo[j].first->program = cpu_device().compile(todo[j].second, todo[j].first->source);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(err_mu);
+        if (!first_error) first_error = std::current_exception();
+      }
     }
-  }
+  };
+  size_t n_workers = std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> workers;
+  for (size_t w = 1; w < n_workers; w++) workers.emplace_back(worker);
+  if (!todo.empty()) worker();
+  for (auto& w : workers) w.join();
   if (first_error) std::rethrow_exception(first_error);
   std::lock_guard<std::mutex> lock(cache_mu);
   for (auto& [k, c] : fresh) compiled_cache()[k] = c;

@@ -49,12 +49,9 @@ bool split_reductions(RealizeSet& realize) {
       if (u->op == Ops::REDUCE_AXIS && u.get() != root) {
         reached_by[u.get()].insert(root);
         ptrs[u.get()] = u;
-        if (expanded || in_reduce) {
-          must[u.get()] = u;
-          if (debug_at(3))
-            debug_log(3, std::string("schedule: REDUCE ") + shape_str(u->src[0]->shape) + " -> " + shape_str(u->shape) +
-                             " gets its own kernel (read " + (expanded ? "through an expand" : "inside a reduction") + ")");
-        }
+        if ((expanded || in_reduce) && must.emplace(u.get(), u).second && debug_at(3))
+          debug_log(3, std::string("schedule: REDUCE ") + shape_str(u->src[0]->shape) + " -> " + shape_str(u->shape) +
+                           " gets its own kernel (read " + (expanded ? "through an expand" : "inside a reduction") + ")");
       }
       bool e = expanded || expands(u.get()), r = in_reduce || u->op == Ops::REDUCE_AXIS;
       for (const auto& s : u->src) walk(s, e, r);
