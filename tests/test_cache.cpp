@@ -24,8 +24,8 @@ float program() {
   return y.item<float>();
 }
 
-// Runs this test binary with only the Child test, in the given cache; returns its exit status.
-int run_child(const std::string& cache, const std::string& expect) {
+// Starts this test binary with only the Child test, in the given cache.
+pid_t start_child(const std::string& cache, const std::string& expect) {
   std::string exe = fs::read_symlink("/proc/self/exe");
   std::string filter = "--gtest_filter=CacheChild.Run";
   std::vector<std::string> env_s;
@@ -40,10 +40,16 @@ int run_child(const std::string& cache, const std::string& expect) {
   envp.push_back(nullptr);
   pid_t pid;
   if (posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), envp.data()) != 0) return -1;
+  return pid;
+}
+
+int wait_child(pid_t pid) {
   int status = 0;
-  waitpid(pid, &status, 0);
+  if (pid < 0 || waitpid(pid, &status, 0) < 0) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+int run_child(const std::string& cache, const std::string& expect) { return wait_child(start_child(cache, expect)); }
 
 }  // namespace
 
@@ -65,6 +71,21 @@ TEST(Cache, SecondProcessDoesNotCompile) {
   fs::remove_all(dir);
   EXPECT_EQ(run_child(dir, "compile"), 0);
   EXPECT_EQ(run_child(dir, "no-compile"), 0);
+  fs::remove_all(dir);
+}
+
+TEST(Cache, ConcurrentProcessesShareAColdCache) {
+  // Three processes compile the same kernels into one empty cache at once: all must succeed and
+  // leave entries that a fourth process loads without compiling.
+  std::string dir = fs::temp_directory_path() / ("lazygrad-cache-race-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  pid_t a = start_child(dir, "any"), b = start_child(dir, "any"), c = start_child(dir, "any");
+  EXPECT_EQ(wait_child(a), 0);
+  EXPECT_EQ(wait_child(b), 0);
+  EXPECT_EQ(wait_child(c), 0);
+  EXPECT_EQ(run_child(dir, "no-compile"), 0);
+  for (const auto& e : fs::directory_iterator(dir))  // no temp files left behind
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
   fs::remove_all(dir);
 }
 
