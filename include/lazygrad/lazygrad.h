@@ -4,6 +4,7 @@
 #include "lazygrad/counters.h"
 #include "lazygrad/dtype.h"
 #include "lazygrad/error.h"
+#include "lazygrad/gradcheck.h"
 #include "lazygrad/runtime.h"
 #include "lazygrad/scalar.h"
 #include "lazygrad/tensor.h"

@@ -185,6 +185,73 @@ class Tensor {
   static Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
   static Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 
+  // ---- autograd (src/tensor/autograd.cpp): gradients from rules for the primitive ops ----
+  // Marks a floating-point tensor as a leaf that collects gradients (it is realized first).
+  Tensor& requires_grad(bool on);
+  bool requires_grad() const;
+  bool is_leaf() const;  // created by the user rather than computed from a tensor that requires grad
+  // d(this)/d(leaves), accumulated into each leaf's grad(). Without a gradient, this must be a scalar.
+  void backward() const;
+  void backward(const Tensor& gradient) const;
+  Tensor grad() const;  // undefined until a backward reaches this leaf
+  void zero_grad();     // forgets the accumulated gradient (PyTorch's set_to_none)
+  Tensor detach() const;  // the same data, cut off from the gradient graph
+  // Gradients of this with respect to `targets` (tinygrad's Tensor.gradient); no .grad is touched.
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets, std::optional<Tensor> gradient = std::nullopt) const;
+
+  // ---- math and activations (src/tensor/math.cpp) ----
+  // (issue 3: math)
+
+  // ---- more reductions (src/tensor/reduce_more.cpp) ----
+  // (issue 3: reductions)
+
+  // ---- linear algebra, convolution and pooling (src/tensor/linalg.cpp, src/tensor/conv.cpp) ----
+  // (issue 3: linalg)
+
+  // ---- indexing (src/tensor/indexing.cpp) ----
+  // (issue 3: indexing)
+  // Gathers and scatters compare the index with an arange (a one-hot along dim) and reduce, so each
+  // fuses into one or two kernels. Indices of any integer dtype are accepted. They are not
+  // range-checked, since that would force the index to be computed: an out-of-range index reads 0
+  // and writes nothing (PyTorch raises).
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  // torch.take_along_dim: gather after broadcasting self and indices (but along dim); no dim: flat.
+  Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = std::nullopt) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;  // index: 0-d or 1-d
+  // x[..., indices] with indices on dimension `dim`: an index tensor of any shape replaces that
+  // dimension (x.index(0, i) is PyTorch's x[i]); negative indices count from the end.
+  Tensor index(int64_t dim, const Tensor& indices) const;
+  // With duplicate indices the last write wins, as in PyTorch on the CPU.
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t dim, const Tensor& index, Scalar value) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor masked_fill(const Tensor& mask, Scalar value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;  // value: a 0-d tensor
+  // F.one_hot of an int64 tensor, int64 result. num_classes = -1 reads max + 1 from the values, which
+  // realizes self; with a given num_classes, values outside [0, num_classes) give all-zero rows.
+  Tensor one_hot(int64_t num_classes = -1) const;
+  Tensor repeat(const Shape& repeats) const;  // views: expand and reshape, no copy
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
+  // Rolls along each of dims by the matching shift; no dims: the flattened tensor. A view.
+  Tensor roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims = {}) const;
+  Tensor roll(int64_t shift, std::optional<int64_t> dim = std::nullopt) const;
+  // Views. Beware: split({2}) is split(2), chunks of 2; split_with_sizes({2}) is one piece of 2.
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split(const std::vector<int64_t>& split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(const std::vector<int64_t>& split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  // Sorting ranks each element by counting the elements that precede it (O(n^2) comparisons per
+  // row, fused into one kernel), then gathers by rank. Stable; NaN sorts as the largest value.
+  struct ValuesIndices;  // {values, indices (int64)}, like torch.return_types.sort; defined below
+  ValuesIndices sort(int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false) const;
+  // Always sorted, ties in index order (PyTorch's order of ties, and of sorted=false, is unspecified).
+  ValuesIndices topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+
+  // ---- losses, normalization, attention, dropout (src/tensor/nn_functional.cpp) ----
+  // (issue 3: functional)
+
   // ---- in place: seen through every handle and view of this data ----
   Tensor& assign(const Tensor& value);
   Tensor& operator+=(const Tensor& other);
@@ -208,6 +275,27 @@ class Tensor {
 
 // Realize several tensors in one schedule, so shared work is done once and kernels fuse across them.
 void realize(std::vector<Tensor> tensors);
+
+// While a NoGrad is alive (on any thread), new results do not require grad and are cut off from
+// the gradient graph, as under torch.no_grad().
+class NoGrad {
+ public:
+  NoGrad();
+  ~NoGrad();
+  NoGrad(const NoGrad&) = delete;
+  NoGrad& operator=(const NoGrad&) = delete;
+  static bool active();
+};
+
+// ---- free functions of issue 3 (PyTorch's torch.* spellings) ----
+// (issue 3: free functions)
+// sort and topk results (indexing): `auto [values, indices] = x.sort();`
+struct Tensor::ValuesIndices {
+  Tensor values;
+  Tensor indices;
+};
+// torch.meshgrid of 0-d or 1-d tensors of one dtype: views (expands). indexing "ij" or "xy".
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, const std::string& indexing = "ij");
 
 Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y);
 Tensor where(const Tensor& condition, Scalar x, const Tensor& y);

@@ -86,7 +86,8 @@ class Lowerer {
         return make_uop(Ops::DEFINE_VAR, u->dtype, {}, k);
       }
       case Ops::IOTA: return idx[0]->dtype == u->dtype ? idx[0] : alu(Ops::CAST, u->dtype, {idx[0]});
-      case Ops::CONTIGUOUS: return lower(u->src[0], idx);
+      case Ops::CONTIGUOUS:
+      case Ops::DETACH: return lower(u->src[0], idx);
       case Ops::REDUCE_AXIS: {
         const auto& r = u->as<ReduceArg>();
         std::vector<UOpPtr> src_idx = idx, ranges;

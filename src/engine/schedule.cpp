@@ -26,7 +26,7 @@ namespace {
 
 // A chain of movement ops over a BUFFER: a view, which realizing never copies.
 const UOp* view_base(const UOp* u) {
-  while (is_movement(u->op)) u = u->src[0].get();
+  while (is_movement(u->op) || u->op == Ops::DETACH) u = u->src[0].get();
   return u;
 }
 bool is_buffer_view(const UOp* u) { return view_base(u)->op == Ops::BUFFER; }

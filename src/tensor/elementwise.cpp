@@ -53,10 +53,10 @@ Tensor binary(Ops op, const Tensor& a, const Tensor& b, const char* name, std::o
   Shape shape = broadcast_shape(a.shape(), b.shape(), name);
   UOpPtr x = cast_uop(to_shape(a, shape), dt), y = cast_uop(to_shape(b, shape), dt);
   DType out = is_comparison(op) ? kBool : dt;
-  return make_tensor(make_uop(op, out, {x, y}));
+  return make_result(make_uop(op, out, {x, y}), {&a, &b});
 }
 
-Tensor unary(Ops op, const Tensor& t) { return make_tensor(make_uop(op, t.dtype(), {t.uop()})); }
+Tensor unary(Ops op, const Tensor& t) { return make_result(make_uop(op, t.dtype(), {t.uop()}), {&t}); }
 
 Tensor as_float(const Tensor& t) { return is_float(t.dtype()) ? t : t.to(kFloat32); }
 
@@ -82,7 +82,10 @@ DType scalar_result_type(const Tensor& t, Scalar s) {
   return sc == 2 ? kFloat32 : kInt64;
 }
 
-Tensor Tensor::to(DType dt) const { return make_tensor(cast_uop(uop(), dt)); }
+Tensor Tensor::to(DType dt) const {
+  if (dt == dtype()) return *this;
+  return make_result(cast_uop(uop(), dt), {this});
+}
 
 Tensor Tensor::add(const Tensor& o) const {
   check_broadcast(*this, o, "add");
@@ -109,7 +112,7 @@ Tensor Tensor::div(const Tensor& o) const {
   DType dt = result_type(*this, o);
   if (!is_float(dt)) dt = kFloat32;
   Tensor b = o.to(dt);
-  return binary(Ops::MUL, to(dt), make_tensor(make_uop(Ops::RECIPROCAL, dt, {b.uop()})), "div");
+  return binary(Ops::MUL, to(dt), unary(Ops::RECIPROCAL, b), "div");
 }
 Tensor Tensor::floor_divide(const Tensor& o) const {
   check_broadcast(*this, o, "floor_divide");
@@ -202,7 +205,8 @@ Tensor where(const Tensor& c, const Tensor& x, const Tensor& y) {
   }
   Shape shape = broadcast_shape(broadcast_shape(c.shape(), x.shape(), "where"), y.shape(), "where");
   UOpPtr cu = cast_uop(to_shape(c, shape), kBool);
-  return make_tensor(make_uop(Ops::WHERE, dt, {cu, cast_uop(to_shape(x, shape), dt), cast_uop(to_shape(y, shape), dt)}));
+  return make_result(make_uop(Ops::WHERE, dt, {cu, cast_uop(to_shape(x, shape), dt), cast_uop(to_shape(y, shape), dt)}),
+                     {&c, &x, &y});
 }
 Tensor where(const Tensor& c, Scalar x, const Tensor& y) { return where(c, lift(y, x), y); }
 Tensor where(const Tensor& c, const Tensor& x, Scalar y) { return where(c, x, lift(x, y)); }
@@ -226,7 +230,9 @@ Tensor Tensor::cos() const {
 }
 Tensor Tensor::relu() const {
   if (dtype() == kBool) return *this;
-  return maximum(scalar_tensor(0, dtype()));
+  // Not maximum(x, 0): its gradient at 0 would be the tie's 0.5, PyTorch's relu has 0 there.
+  // NaN <= 0 is false, so NaN passes through as in PyTorch.
+  return lazygrad::where(le(0), scalar_tensor(0, dtype()), *this);
 }
 Tensor Tensor::maximum(const Tensor& o) const { return binary(Ops::MAX, *this, o, "maximum"); }
 Tensor Tensor::minimum(const Tensor& o) const {

@@ -238,7 +238,7 @@ Tensor Tensor::contiguous() const {
   UOpPtr u = uop();
   const UOp* b = u->op == Ops::RESHAPE ? u->src[0].get() : u.get();
   if (b->op == Ops::BUFFER && b->numel() == u->numel()) return *this;  // already a contiguous buffer
-  return make_tensor(make_uop(Ops::CONTIGUOUS, dtype(), {u}));
+  return make_result(make_uop(Ops::CONTIGUOUS, dtype(), {u}), {this});
 }
 
 Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t d) {

@@ -39,7 +39,7 @@ Tensor reduce(const Tensor& x, Ops op, const Axes& axes, bool keepdim, const cha
     for (int64_t a : ax)
       require(x.shape()[a] != 0, std::string(name) + ": reduction over a zero-size dimension " + std::to_string(a) +
                                       " of shape " + shape_str(x.shape()) + " has no identity");
-  Tensor r = ax.empty() ? x : make_tensor(make_uop(Ops::REDUCE_AXIS, x.dtype(), {x.uop()}, ReduceArg{op, ax}));
+  Tensor r = ax.empty() ? x : make_result(make_uop(Ops::REDUCE_AXIS, x.dtype(), {x.uop()}, ReduceArg{op, ax}), {&x});
   if (keepdim) return r;
   Shape s;
   for (int64_t i = 0; i < x.dim(); i++)

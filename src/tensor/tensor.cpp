@@ -50,6 +50,7 @@ Tensor make_view(const Tensor& t, Ops op, std::vector<int64_t> arg, Shape shape)
   impl->view_ops.emplace_back(op, std::move(arg));
   impl->shape = std::move(shape);
   impl->dtype = src->dtype;
+  impl->requires_grad = src->requires_grad;
   return Tensor(impl);
 }
 

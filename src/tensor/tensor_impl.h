@@ -20,6 +20,8 @@ struct TensorImpl {
   std::vector<MovementOp> view_ops;    // applied to the base's current graph, in order
   Shape shape;
   DType dtype = kFloat32;
+  bool requires_grad = false;          // a leaf marked by the user, or computed from one
+  std::shared_ptr<TensorImpl> grad;    // a leaf's accumulated gradient (lazy)
 
   // The graph this tensor stands for now. A view rebuilds its chain each time (hash-consing makes
   // that a few lookups) rather than caching it: a cached chain would keep the base's old buffer
@@ -29,7 +31,10 @@ struct TensorImpl {
 
 // Builders shared by the frontend files.
 UOpPtr apply_movement(const UOpPtr& u, Ops op, const std::vector<int64_t>& arg);
-Tensor make_tensor(UOpPtr u);                    // a new base tensor
+Tensor make_tensor(UOpPtr u);                    // a new base tensor, computed from no tensor
+// A new base tensor computed from `inputs`: it requires grad if one of them does, unless a NoGrad is
+// alive, and then it is cut off from the gradient graph (DETACH).
+Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs);
 Tensor make_view(const Tensor& t, Ops op, std::vector<int64_t> arg, Shape shape);  // a view of t
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
 std::vector<int64_t> normalize_axes(const Axes& axes, int64_t ndim, const char* op);

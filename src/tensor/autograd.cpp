@@ -1,0 +1,306 @@
+// Autograd on the lazy graph. Gradient rules exist for the primitive ops only (the table below);
+// every derived op (softmax, matmul, conv, losses, ...) is differentiated through the primitives it
+// is made of. The backward graph is lazy like the forward one, so forward, backward and an
+// optimizer update realized together are scheduled and fused together.
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <numbers>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tensor/tensor_impl.h"
+
+namespace lazygrad {
+
+namespace {
+
+std::atomic<int> no_grad_depth{0};
+
+// The leaves: tensors the user marked with requires_grad(true). Weak, so a dropped leaf goes away.
+struct LeafRegistry {
+  std::mutex mu;
+  std::vector<std::weak_ptr<TensorImpl>> leaves;
+  void add(const std::shared_ptr<TensorImpl>& impl) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& w : leaves)
+      if (w.lock() == impl) return;
+    leaves.push_back(impl);
+  }
+  std::vector<std::shared_ptr<TensorImpl>> live() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<std::shared_ptr<TensorImpl>> out;
+    std::erase_if(leaves, [&](const std::weak_ptr<TensorImpl>& w) {
+      auto p = w.lock();
+      if (p) out.push_back(p);
+      return !p;
+    });
+    return out;
+  }
+  bool contains(const TensorImpl* impl) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& w : leaves)
+      if (w.lock().get() == impl) return true;
+    return false;
+  }
+};
+LeafRegistry& registry() {
+  static LeafRegistry r;
+  return r;
+}
+
+Tensor T(const UOpPtr& u) { return make_tensor(u); }
+
+// Inverse movement ops, on UOps (their shapes are already checked).
+UOpPtr pad_back(const UOpPtr& g, const std::vector<int64_t>& shrink_arg, const Shape& src) {
+  std::vector<int64_t> pad;
+  for (size_t i = 0; i < src.size(); i++) {
+    pad.push_back(shrink_arg[2 * i]);
+    pad.push_back(src[i] - shrink_arg[2 * i + 1]);
+  }
+  return apply_movement(g, Ops::PAD, pad);
+}
+UOpPtr shrink_back(const UOpPtr& g, const std::vector<int64_t>& pad_arg, const Shape& src) {
+  std::vector<int64_t> keep;
+  for (size_t i = 0; i < src.size(); i++) {
+    keep.push_back(pad_arg[2 * i]);
+    keep.push_back(pad_arg[2 * i] + src[i]);
+  }
+  return apply_movement(g, Ops::SHRINK, keep);
+}
+
+// d(prod)/dx, exact when x has zeros: the product of the other elements.
+Tensor prod_backward(const Tensor& x, const Tensor& out, const std::vector<int64_t>& axes) {
+  Tensor zero = x.eq(0);
+  Tensor zeros_count = zero.to(kInt64).sum(axes, true).expand(x.shape());
+  Tensor prod_nonzero = lazygrad::where(zero, scalar_tensor(1, x.dtype()), x).prod(axes, true).expand(x.shape());
+  Tensor others_if_zero = lazygrad::where(zeros_count.eq(1), prod_nonzero, scalar_tensor(0, x.dtype()));
+  return lazygrad::where(zero, others_if_zero, out.expand(x.shape()) / x);
+}
+
+// One rule per differentiable primitive: the gradient of each source, given the gradient g of the
+// node's value (null: that source gets none).
+using Rule = std::function<std::vector<UOpPtr>(const Tensor& g, const UOpPtr& node)>;
+
+const std::unordered_map<Ops, Rule>& rules() {
+  static const std::unordered_map<Ops, Rule> table = [] {
+    std::unordered_map<Ops, Rule> r;
+    auto src = [](const UOpPtr& n, size_t i) { return T(n->src[i]); };
+    r[Ops::ADD] = [](const Tensor& g, const UOpPtr&) { return std::vector<UOpPtr>{g.uop(), g.uop()}; };
+    r[Ops::MUL] = [src](const Tensor& g, const UOpPtr& n) {
+      return std::vector<UOpPtr>{(g * src(n, 1)).uop(), (g * src(n, 0)).uop()};
+    };
+    r[Ops::MAX] = [src](const Tensor& g, const UOpPtr& n) {
+      // Ties share the gradient equally, as torch.maximum does.
+      Tensor a = src(n, 0), b = src(n, 1), half = scalar_tensor(0.5, g.dtype()), zero = scalar_tensor(0, g.dtype());
+      Tensor tie = a.eq(b);
+      Tensor wa = lazygrad::where(a.gt(b), scalar_tensor(1, g.dtype()), lazygrad::where(tie, half, zero));
+      Tensor wb = lazygrad::where(b.gt(a), scalar_tensor(1, g.dtype()), lazygrad::where(tie, half, zero));
+      return std::vector<UOpPtr>{(g * wa).uop(), (g * wb).uop()};
+    };
+    r[Ops::WHERE] = [src](const Tensor& g, const UOpPtr& n) {
+      Tensor c = src(n, 0), zero = scalar_tensor(0, g.dtype());
+      return std::vector<UOpPtr>{nullptr, lazygrad::where(c, g, zero).uop(), lazygrad::where(c, zero, g).uop()};
+    };
+    r[Ops::EXP2] = [](const Tensor& g, const UOpPtr& n) {
+      return std::vector<UOpPtr>{(g * T(n) * std::numbers::ln2).uop()};
+    };
+    r[Ops::LOG2] = [src](const Tensor& g, const UOpPtr& n) {
+      return std::vector<UOpPtr>{(g / (src(n, 0) * std::numbers::ln2)).uop()};
+    };
+    r[Ops::SIN] = [src](const Tensor& g, const UOpPtr& n) { return std::vector<UOpPtr>{(g * src(n, 0).cos()).uop()}; };
+    r[Ops::SQRT] = [](const Tensor& g, const UOpPtr& n) { return std::vector<UOpPtr>{(g / (T(n) * 2)).uop()}; };
+    r[Ops::RECIPROCAL] = [](const Tensor& g, const UOpPtr& n) {
+      Tensor out = T(n);
+      return std::vector<UOpPtr>{(-g * out * out).uop()};
+    };
+    r[Ops::CAST] = [](const Tensor& g, const UOpPtr& n) {
+      DType from = n->src[0]->dtype;
+      return std::vector<UOpPtr>{is_float(from) ? g.to(from).uop() : nullptr};
+    };
+    r[Ops::REDUCE_AXIS] = [src](const Tensor& g, const UOpPtr& n) {
+      const auto& ra = n->as<ReduceArg>();
+      Tensor x = src(n, 0), ge = g.expand(x.shape());
+      if (ra.op == Ops::ADD) return std::vector<UOpPtr>{ge.uop()};
+      if (ra.op == Ops::MUL) return std::vector<UOpPtr>{(ge * prod_backward(x, T(n), ra.axes)).uop()};
+      // MAX: the gradient is shared by the elements equal to the max (amax's rule in PyTorch).
+      Tensor hit = x.eq(T(n).expand(x.shape())).to(g.dtype());
+      return std::vector<UOpPtr>{(ge * hit / hit.sum(ra.axes, true).expand(x.shape())).uop()};
+    };
+    r[Ops::RESHAPE] = [](const Tensor& g, const UOpPtr& n) {
+      return std::vector<UOpPtr>{apply_movement(g.uop(), Ops::RESHAPE, n->src[0]->shape)};
+    };
+    r[Ops::PERMUTE] = [](const Tensor& g, const UOpPtr& n) {
+      const auto& p = n->as<std::vector<int64_t>>();
+      std::vector<int64_t> back(p.size());
+      for (size_t i = 0; i < p.size(); i++) back[p[i]] = static_cast<int64_t>(i);
+      return std::vector<UOpPtr>{apply_movement(g.uop(), Ops::PERMUTE, back)};
+    };
+    r[Ops::EXPAND] = [](const Tensor& g, const UOpPtr& n) {
+      std::vector<int64_t> axes;
+      const Shape& s = n->src[0]->shape;
+      for (size_t i = 0; i < s.size(); i++)
+        if (s[i] != n->shape[i]) axes.push_back(static_cast<int64_t>(i));
+      return std::vector<UOpPtr>{axes.empty() ? g.uop() : g.sum(axes, true).uop()};
+    };
+    r[Ops::PAD] = [](const Tensor& g, const UOpPtr& n) {
+      return std::vector<UOpPtr>{shrink_back(g.uop(), n->as<std::vector<int64_t>>(), n->src[0]->shape)};
+    };
+    r[Ops::SHRINK] = [](const Tensor& g, const UOpPtr& n) {
+      return std::vector<UOpPtr>{pad_back(g.uop(), n->as<std::vector<int64_t>>(), n->src[0]->shape)};
+    };
+    r[Ops::FLIP] = [](const Tensor& g, const UOpPtr& n) {
+      return std::vector<UOpPtr>{apply_movement(g.uop(), Ops::FLIP, n->as<std::vector<int64_t>>())};
+    };
+    r[Ops::CONTIGUOUS] = [](const Tensor& g, const UOpPtr&) { return std::vector<UOpPtr>{g.uop()}; };
+    r[Ops::ASSIGN] = [](const Tensor& g, const UOpPtr&) { return std::vector<UOpPtr>{nullptr, g.uop()}; };
+    return r;
+  }();
+  return table;
+}
+
+// Gradients of root (whose gradient is `upstream`) with respect to each target; null where root
+// does not depend on a target.
+std::vector<UOpPtr> backprop(const UOpPtr& root, const UOpPtr& upstream, const std::vector<UOpPtr>& targets) {
+  std::unordered_set<const UOp*> target_set;
+  for (const auto& t : targets) target_set.insert(t.get());
+  // Which nodes lie on a path to a target, and a topological order of them.
+  std::unordered_map<const UOp*, bool> reaches;
+  std::vector<UOpPtr> order;  // sources before users
+  std::function<bool(const UOpPtr&)> visit = [&](const UOpPtr& u) -> bool {
+    if (auto it = reaches.find(u.get()); it != reaches.end()) return it->second;
+    bool r = target_set.count(u.get()) > 0;
+    if (u->op != Ops::DETACH)
+      for (const auto& s : u->src) r = visit(s) || r;
+    reaches[u.get()] = r;
+    if (r) order.push_back(u);
+    return r;
+  };
+  visit(root);
+  std::unordered_map<const UOp*, UOpPtr> grads;
+  if (reaches[root.get()]) grads[root.get()] = upstream;
+  for (size_t i = order.size(); i-- > 0;) {
+    const UOpPtr& u = order[i];
+    auto g = grads.find(u.get());
+    if (g == grads.end() || (target_set.count(u.get()) && u->src.empty())) continue;
+    auto rule = rules().find(u->op);
+    if (rule == rules().end()) continue;  // comparisons, integer ops, sources: no gradient
+    std::vector<UOpPtr> src_grads = rule->second(T(g->second), u);
+    for (size_t k = 0; k < u->src.size(); k++) {
+      const UOpPtr& s = u->src[k];
+      if (!src_grads[k] || !reaches[s.get()] || !is_float(s->dtype)) continue;
+      auto [it, fresh] = grads.try_emplace(s.get(), src_grads[k]);
+      if (!fresh) it->second = make_uop(Ops::ADD, s->dtype, {it->second, src_grads[k]});
+    }
+  }
+  std::vector<UOpPtr> out;
+  for (const auto& t : targets) {
+    auto it = grads.find(t.get());
+    out.push_back(it == grads.end() ? nullptr : it->second);
+  }
+  return out;
+}
+
+UOpPtr ones_like_uop(const UOpPtr& u) { return Tensor::full(u->shape, 1, u->dtype).uop(); }
+
+}  // namespace
+
+NoGrad::NoGrad() { no_grad_depth++; }
+NoGrad::~NoGrad() { no_grad_depth--; }
+bool NoGrad::active() { return no_grad_depth.load() > 0; }
+
+Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs) {
+  bool needs = false;
+  for (const Tensor* t : inputs) needs = needs || t->requires_grad();
+  if (needs && NoGrad::active()) {
+    u = make_uop(Ops::DETACH, u->dtype, {u});
+    needs = false;
+  }
+  Tensor t = make_tensor(std::move(u));
+  t.impl()->requires_grad = needs;
+  return t;
+}
+
+Tensor& Tensor::requires_grad(bool on) {
+  require(defined(), "requires_grad: use of an undefined tensor");
+  if (!on) {
+    impl_->requires_grad = false;
+    return *this;
+  }
+  require(is_float(dtype()), "requires_grad: only floating point tensors can require gradients, got " +
+                                 std::string(dtype_name(dtype())));
+  require(!impl_->requires_grad || is_leaf(), "requires_grad: only leaf tensors can be marked (this one is computed)");
+  // A leaf is a value of its own: a view becomes a base over the same data, and lazy data is
+  // computed now, so that two leaves are never one hash-consed graph.
+  if (impl_->base) {
+    UOpPtr cur = impl_->current();
+    impl_->base.reset();
+    impl_->view_ops.clear();
+    impl_->uop = cur;
+  }
+  if (!is_realized()) realize();
+  impl_->requires_grad = true;
+  registry().add(impl_);
+  return *this;
+}
+
+bool Tensor::requires_grad() const { return defined() && impl_->requires_grad; }
+bool Tensor::is_leaf() const { return !requires_grad() || registry().contains(impl_.get()); }
+
+Tensor Tensor::grad() const {
+  require(defined(), "grad: use of an undefined tensor");
+  return impl_->grad ? Tensor(impl_->grad) : Tensor();
+}
+
+void Tensor::zero_grad() {
+  if (impl_) impl_->grad.reset();
+}
+
+Tensor Tensor::detach() const { return make_tensor(make_uop(Ops::DETACH, dtype(), {uop()})); }
+
+std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::optional<Tensor> gradient) const {
+  require(is_float(dtype()), "gradient: the differentiated tensor must be floating point, got " +
+                                 std::string(dtype_name(dtype())));
+  UOpPtr root = uop(), up;
+  if (gradient) {
+    require(gradient->shape() == shape(), "gradient: the given gradient has shape " + shape_str(gradient->shape()) +
+                                              ", the tensor has shape " + shape_str(shape()));
+    up = gradient->to(dtype()).uop();
+  } else {
+    require(numel() == 1, "gradient: a gradient can be implied only for a scalar, got shape " + shape_str(shape()));
+    up = ones_like_uop(root);
+  }
+  std::vector<UOpPtr> target_uops;
+  for (const auto& t : targets) target_uops.push_back(t.uop());
+  std::vector<UOpPtr> g = backprop(root, up, target_uops);
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < targets.size(); i++)  // a target root does not depend on gets zeros
+    out.push_back(g[i] ? make_tensor(g[i]) : Tensor::zeros_like(targets[i]));
+  return out;
+}
+
+void Tensor::backward() const {
+  require(defined(), "backward: use of an undefined tensor");
+  require(numel() == 1, "backward: grad can be implicitly created only for scalar outputs, got shape " + shape_str(shape()));
+  backward(Tensor::full(shape(), 1, dtype()));
+}
+
+void Tensor::backward(const Tensor& gradient) const {
+  require(defined(), "backward: use of an undefined tensor");
+  require(requires_grad(), "backward: this tensor does not require grad (no leaf with requires_grad(true) leads to it)");
+  require(gradient.shape() == shape(), "backward: the gradient has shape " + shape_str(gradient.shape()) +
+                                           ", the tensor has shape " + shape_str(shape()));
+  auto leaves = registry().live();
+  std::vector<UOpPtr> targets;
+  for (const auto& l : leaves) targets.push_back(l->current());
+  std::vector<UOpPtr> g = backprop(uop(), gradient.to(dtype()).uop(), targets);
+  for (size_t i = 0; i < leaves.size(); i++) {
+    if (!g[i]) continue;
+    Tensor gi = make_tensor(g[i]);
+    if (gi.dtype() != leaves[i]->dtype) gi = gi.to(leaves[i]->dtype);
+    // Gradients accumulate across backward calls until zero_grad(), as in PyTorch.
+    leaves[i]->grad = leaves[i]->grad ? (Tensor(leaves[i]->grad) + gi).impl() : gi.impl();
+  }
+}
+
+}  // namespace lazygrad

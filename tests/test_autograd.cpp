@@ -1,0 +1,154 @@
+// Autograd: the rules of the primitives, accumulation, detach/NoGrad, errors, and the
+// finite-difference checker on composed ops.
+#include <gtest/gtest.h>
+#include <lazygrad/lazygrad.h>
+
+#include <cmath>
+
+using namespace lazygrad;
+
+namespace {
+Tensor leaf(std::vector<float> v, const Shape& s) { return Tensor::from_vector(v, s).requires_grad(true); }
+void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
+}
+}  // namespace
+
+TEST(Autograd, BroadcastMulAndSum) {
+  Tensor a = leaf({1, 2, 3, 4, 5, 6}, {2, 3}), b = leaf({10, 20, 30}, {3});
+  ((a * b).sum() + a.sum()).backward();
+  expect_near(a.grad().to_vector<float>(), {11, 21, 31, 11, 21, 31});
+  expect_near(b.grad().to_vector<float>(), {5, 7, 9});  // broadcast: summed over the expanded axis
+}
+
+TEST(Autograd, UnaryRules) {
+  Tensor x = leaf({0.5f, 1.0f, 2.0f}, {3});
+  auto g = [&](const Tensor& y) { return y.sum().gradient({x})[0].to_vector<float>(); };
+  expect_near(g(x.exp()), {std::exp(0.5f), std::exp(1.0f), std::exp(2.0f)});
+  expect_near(g(x.log()), {2.0f, 1.0f, 0.5f});
+  expect_near(g(x.sqrt()), {0.5f / std::sqrt(0.5f), 0.5f, 0.5f / std::sqrt(2.0f)});
+  expect_near(g(x.sin()), {std::cos(0.5f), std::cos(1.0f), std::cos(2.0f)});
+  expect_near(g(x.reciprocal()), {-4.0f, -1.0f, -0.25f});
+  expect_near(g(x.pow(3)), {0.75f, 3.0f, 12.0f});
+  expect_near(g(x / (x + 1)), {1 / 2.25f, 1 / 4.0f, 1 / 9.0f});
+}
+
+TEST(Autograd, ReluHasZeroGradientAtZeroLikePyTorch) {
+  Tensor x = leaf({-1, 0, 2}, {3});
+  x.relu().sum().backward();
+  expect_near(x.grad().to_vector<float>(), {0, 0, 1});
+}
+
+TEST(Autograd, MaxSharesTiesAndProdHandlesZeros) {
+  Tensor x = leaf({1, 3, 3, 2}, {4});
+  x.max().backward();
+  expect_near(x.grad().to_vector<float>(), {0, 0.5f, 0.5f, 0});
+  Tensor y = leaf({2, 0, 3, 0, 5, 4}, {2, 3});
+  y.prod(1).sum().backward();
+  expect_near(y.grad().to_vector<float>(), {0, 6, 0, 20, 0, 0});
+  Tensor m = leaf({1, 5, 2, 2}, {4});
+  m.maximum(Tensor::full({4}, 2.0f)).sum().backward();
+  expect_near(m.grad().to_vector<float>(), {0, 1, 0.5f, 0.5f});
+}
+
+TEST(Autograd, MovementOpsRouteGradientsBack) {
+  Tensor x = leaf({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor w = Tensor::arange(1, 13).to(kFloat32).reshape({3, 4});
+  Tensor y = x.permute({1, 0}).pad({1, 1}).flip(0).slice(1, 0, 3);  // {3, 3}
+  (y.reshape({9}).expand({2, 9}) * Tensor::arange(18).to(kFloat32).reshape({2, 9})).sum().backward();
+  // Checked against the same expression differentiated by finite differences.
+  auto r = gradcheck([](const std::vector<Tensor>& in) { return in[0].permute({1, 0}).pad({1, 1}).flip(0).slice(1, 0, 3); },
+                     {x.detach()});
+  EXPECT_TRUE(r.ok) << r.message;
+  (void)w;
+  EXPECT_EQ(x.grad().shape(), (Shape{2, 3}));
+}
+
+TEST(Autograd, SoftmaxMatchesClosedForm) {
+  Tensor x = leaf({1, 2, 3}, {3});
+  Tensor s = x.softmax(0);
+  s.select(0, 2).backward();
+  auto p = s.to_vector<float>();
+  expect_near(x.grad().to_vector<float>(), {-p[2] * p[0], -p[2] * p[1], p[2] * (1 - p[2])});
+}
+
+TEST(Autograd, GradientsAccumulateUntilZeroGrad) {
+  Tensor x = leaf({1, 2}, {2});
+  (x * 3).sum().backward();
+  (x * 4).sum().backward();
+  expect_near(x.grad().to_vector<float>(), {7, 7});
+  x.zero_grad();
+  EXPECT_FALSE(x.grad().defined());
+  (x * x).sum().backward();
+  expect_near(x.grad().to_vector<float>(), {2, 4});
+}
+
+TEST(Autograd, DetachAndNoGradCutTheGraph) {
+  Tensor x = leaf({1, 2}, {2});
+  Tensor y = (x * x.detach()).sum();  // d/dx = x (the detached factor is a constant)
+  y.backward();
+  expect_near(x.grad().to_vector<float>(), {1, 2});
+  x.zero_grad();
+  Tensor z;
+  {
+    NoGrad guard;
+    z = x * 5;
+    EXPECT_FALSE(z.requires_grad());
+  }
+  EXPECT_TRUE((x * 5).requires_grad());
+  (x.sum() + (z * x).sum()).backward();  // z is a constant here
+  expect_near(x.grad().to_vector<float>(), {6, 11});
+}
+
+TEST(Autograd, BackwardIsLazyAndFusesWithTheUpdate) {
+  Tensor w = leaf({1, 2, 3, 4}, {4});
+  Tensor x = Tensor::from_vector(std::vector<float>{1, 1, 2, 2}, {4});
+  GlobalCounters::reset();
+  Tensor loss = ((w * x).sum() - 3).pow(2);
+  loss.backward();
+  EXPECT_EQ(GlobalCounters::kernel_count, 0);  // nothing ran yet
+  {
+    NoGrad guard;
+    w.assign(w - w.grad() * 0.01);
+  }
+  realize({loss, w});
+  EXPECT_LE(GlobalCounters::kernel_count, 3);
+  // loss = (1 + 2 + 6 + 8 - 3)^2 = 196; dloss/dw = 2 * 14 * x = 28 * x
+  EXPECT_FLOAT_EQ(loss.item<float>(), 196.0f);
+  expect_near(w.to_vector<float>(), {1 - 0.28f, 2 - 0.28f, 3 - 0.56f, 4 - 0.56f}, 1e-5f);
+}
+
+TEST(Autograd, GradcheckOnComposedOps) {
+  Tensor::manual_seed(1);
+  Tensor a = Tensor::randn({3, 4}, kFloat64), b = Tensor::randn({4}, kFloat64).abs() + 0.5;
+  auto check = [&](const char* what, const std::function<Tensor(const std::vector<Tensor>&)>& fn) {
+    auto r = gradcheck(fn, {a, b});
+    EXPECT_TRUE(r.ok) << what << ": " << r.message;
+  };
+  check("log_softmax", [](const std::vector<Tensor>& in) { return (in[0] * in[1]).log_softmax(1); });
+  check("div and sqrt", [](const std::vector<Tensor>& in) { return (in[0] / in[1].sqrt()).sum(0); });
+  check("max and min", [](const std::vector<Tensor>& in) { return in[0].max(1) - (in[0] * in[1]).min(0).sum(); });
+  check("where and pow", [](const std::vector<Tensor>& in) {
+    return where(in[0] > 0, in[0].pow(in[1]), in[0] * in[1]);
+  });
+  check("cat, stack and mean", [](const std::vector<Tensor>& in) {
+    return Tensor::cat({in[0], in[1].reshape({1, 4})}, 0).mean(0) + Tensor::stack({in[1], in[1]}, 0).sum(0);
+  });
+}
+
+TEST(Autograd, BadUseIsAnError) {
+  auto names = [](const std::function<void()>& f, const std::string& op) {
+    try {
+      f();
+      ADD_FAILURE() << "no error, expected one from " << op;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(op), std::string::npos) << e.what();
+    }
+  };
+  Tensor x = leaf({1, 2}, {2});
+  names([&] { (x * 2).backward(); }, "backward");  // not a scalar, no gradient given
+  names([&] { Tensor::from_vector(std::vector<int64_t>{1, 2}, {2}).requires_grad(true); }, "requires_grad");
+  names([&] { Tensor::ones({2}).sum().backward(); }, "backward");  // nothing requires grad
+  names([&] { (x * 2).backward(Tensor::ones({3})); }, "backward");
+}
