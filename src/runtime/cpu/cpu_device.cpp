@@ -111,6 +111,7 @@ class CpuDevice : public Device {
     std::string base = cache_dir() + "/" + name + "-" + key;
     KernelFn fn = load_cached(base, name, source);
     if (fn) {
+      std::lock_guard<std::mutex> lock(counters_mu_);  // compiles run on several threads
       GlobalCounters::cache_hits++;
     } else {
       build(base, source);
@@ -148,13 +149,17 @@ class CpuDevice : public Device {
     // The source goes in place first: the object then names the same file in every build, so its
     // bytes (and checksum) do not depend on which process built it.
     write_file_atomic(base + ".c", source);
-    std::string cmd = s.cc + " " + s.cflags + " -o " + quote(tmp + ".so") + " " + quote(base + ".c");
+    // -lm: the object names libm's functions itself, so it loads into any process.
+    std::string cmd = s.cc + " " + s.cflags + " -o " + quote(tmp + ".so") + " " + quote(base + ".c") + " -lm";
     auto t0 = std::chrono::steady_clock::now();
     int status = 0;
     std::string out = run_command(cmd, status);
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    GlobalCounters::compile_count++;
-    GlobalCounters::compile_s += dt;
+    {
+      std::lock_guard<std::mutex> lock(counters_mu_);  // compiles run on several threads
+      GlobalCounters::compile_count++;
+      GlobalCounters::compile_s += dt;
+    }
     // One line per compile, shared by every process using this cache: `make test` sums it to
     // report the suite's compile budget.
     if (FILE* log = std::fopen((cache_dir() + "/compile-log.tsv").c_str(), "a")) {
@@ -175,6 +180,7 @@ class CpuDevice : public Device {
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Program>> loaded_;
   static inline std::atomic<int> counter_{0};
+  static inline std::mutex counters_mu_;
 };
 
 }  // namespace
