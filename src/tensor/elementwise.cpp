@@ -230,9 +230,10 @@ Tensor Tensor::cos() const {
 }
 Tensor Tensor::relu() const {
   if (dtype() == kBool) return *this;
-  // Not maximum(x, 0): its gradient at 0 would be the tie's 0.5, PyTorch's relu has 0 there.
-  // NaN <= 0 is false, so NaN passes through as in PyTorch.
-  return lazygrad::where(le(0), scalar_tensor(0, dtype()), *this);
+  // The value is max(x, 0) (NaN passes through, as in PyTorch); the gradient flows only where
+  // x > 0, since PyTorch's relu has gradient 0 at 0 where max would split the tie.
+  Tensor zero = scalar_tensor(0, dtype());
+  return lazygrad::where(gt(0), *this, maximum(zero).detach());
 }
 Tensor Tensor::maximum(const Tensor& o) const { return binary(Ops::MAX, *this, o, "maximum"); }
 Tensor Tensor::minimum(const Tensor& o) const {
