@@ -146,3 +146,19 @@ TEST(Fusion, AssignWithoutOtherReadersWritesInPlace) {
   EXPECT_EQ(GlobalCounters::kernel_count, 3);
   EXPECT_EQ(x.to_vector<float>(), std::vector<float>(15, 3.0f));
 }
+
+TEST(Fusion, ReductionOfAReductionIsOneLoopNest) {
+  Tensor x = input({7, 33});
+  Tensor y = x.sum(1).max(0);
+  EXPECT_EQ(kernels_to_realize(y), 1);
+  auto v = x.to_vector<float>();
+  float best = -1e30f;
+  for (int i = 0; i < 7; i++) {
+    float s = 0;
+    for (int j = 0; j < 33; j++) s += v[i * 33 + j];
+    best = std::max(best, s);
+  }
+  EXPECT_FLOAT_EQ(y.item<float>(), best);
+  // Through an expand it would be recomputed per element: then it gets its own kernel.
+  EXPECT_EQ(kernels_to_realize(x - x.sum(1, true)), 2);
+}

@@ -1,7 +1,7 @@
 // Scheduling: decide which nodes get a buffer of their own (the kernel boundaries), lower each
 // into a kernel, and order the kernels. Elementwise work fuses into whatever consumes it; a
 // reduction gets its own kernel only when fusing it would recompute it (it is read through an
-// expand, from inside another reduction, or by several kernels).
+// expand, or by several kernels). A reduction of a reduction fuses as a loop nest.
 #include "engine/schedule.h"
 
 #include <algorithm>
@@ -42,21 +42,21 @@ bool split_reductions(RealizeSet& realize) {
   for (const auto& entry : realize) {
     const UOp* root = entry.first;  // (clang 14 cannot capture structured bindings in lambdas)
     const UOpPtr& root_ptr = entry.second;
-    std::set<std::tuple<const UOp*, bool, bool>> seen;
-    std::function<void(const UOpPtr&, bool, bool)> walk = [&](const UOpPtr& u, bool expanded, bool in_reduce) {
+    std::set<std::pair<const UOp*, bool>> seen;
+    std::function<void(const UOpPtr&, bool)> walk = [&](const UOpPtr& u, bool expanded) {
       if (u->op == Ops::BUFFER || (u.get() != root && realize.count(u.get()))) return;
-      if (!seen.insert({u.get(), expanded, in_reduce}).second) return;
+      if (!seen.insert({u.get(), expanded}).second) return;
       if (u->op == Ops::REDUCE_AXIS && u.get() != root) {
         reached_by[u.get()].insert(root);
         ptrs[u.get()] = u;
-        if ((expanded || in_reduce) && must.emplace(u.get(), u).second && debug_at(3))
-          debug_log(3, std::string("schedule: REDUCE ") + shape_str(u->src[0]->shape) + " -> " + shape_str(u->shape) +
-                           " gets its own kernel (read " + (expanded ? "through an expand" : "inside a reduction") + ")");
+        if (expanded && must.emplace(u.get(), u).second && debug_at(3))
+          debug_log(3, "schedule: REDUCE " + shape_str(u->src[0]->shape) + " -> " + shape_str(u->shape) +
+                           " gets its own kernel (read through an expand)");
       }
-      bool e = expanded || expands(u.get()), r = in_reduce || u->op == Ops::REDUCE_AXIS;
-      for (const auto& s : u->src) walk(s, e, r);
+      bool e = expanded || expands(u.get());
+      for (const auto& s : u->src) walk(s, e);
     };
-    walk(root_ptr, false, false);
+    walk(root_ptr, false);
   }
   for (const auto& [r, roots] : reached_by)
     if (roots.size() > 1 && !must.count(r)) {

@@ -91,7 +91,9 @@ Tensor Tensor::softmax(int64_t axis) const {
   DType out = is_float(dtype()) ? dtype() : kFloat32;
   if (numel() == 0) return to(out);
   Tensor x = to(softmax_type(dtype()));
-  Tensor e = (x - x.max(a, true)).exp();
+  // The max only keeps exp in range; its gradient cancels exactly, so it is detached (as tinygrad
+  // does) and the backward pass needs no max-reduction of its own.
+  Tensor e = (x - x.max(a, true).detach()).exp();
   return (e / e.sum(a, true)).to(out);
 }
 
@@ -100,7 +102,7 @@ Tensor Tensor::log_softmax(int64_t axis) const {
   DType out = is_float(dtype()) ? dtype() : kFloat32;
   if (numel() == 0) return to(out);
   Tensor x = to(softmax_type(dtype()));
-  Tensor shifted = x - x.max(a, true);
+  Tensor shifted = x - x.max(a, true).detach();  // see softmax
   return (shifted - shifted.exp().sum(a, true).log()).to(out);
 }
 
