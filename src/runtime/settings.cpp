@@ -55,7 +55,8 @@ void set_threads(int n) {
   mutable_settings().threads = n;
 }
 
-void debug_log(int, const std::string& line) {
+void debug_log(int level, const std::string& line) {
+  if (!debug_at(level)) return;
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   std::cerr << line << "\n";
