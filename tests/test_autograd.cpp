@@ -152,3 +152,15 @@ TEST(Autograd, BadUseIsAnError) {
   names([&] { Tensor::ones({2}).sum().backward(); }, "backward");  // nothing requires grad
   names([&] { (x * 2).backward(Tensor::ones({3})); }, "backward");
 }
+
+TEST(Autograd, GradientsStillFlowAfterTheOutputWasRead) {
+  // PyTorch differentiates a tensor whose value was printed; so must we, though realizing it
+  // replaced its graph by its buffer.
+  Tensor x = leaf({1, 2, 3}, {3});
+  Tensor h = x * x;
+  EXPECT_EQ(h.to_vector<float>(), (std::vector<float>{1, 4, 9}));
+  Tensor y = (h * 2).sum();  // built on the realized h
+  y.realize();
+  y.backward();
+  expect_near(x.grad().to_vector<float>(), {4, 8, 12});
+}

@@ -51,6 +51,27 @@ LeafRegistry& registry() {
 
 Tensor T(const UOpPtr& u) { return make_tensor(u); }
 
+// Realized tensors that require grad: their buffer's view node -> the graph that computed it. The
+// graph is held (like the tensors PyTorch saves for backward) while the buffer node lives.
+struct RealizedGraphs {
+  std::mutex mu;
+  std::unordered_map<const UOp*, std::pair<std::weak_ptr<const UOp>, UOpPtr>> map;
+  void add(const UOpPtr& after, const UOpPtr& before) {
+    std::lock_guard<std::mutex> lock(mu);
+    std::erase_if(map, [](const auto& kv) { return kv.second.first.expired(); });
+    map[after.get()] = {after, before};
+  }
+  UOpPtr find(const UOp* after) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = map.find(after);
+    return it == map.end() || it->second.first.expired() ? nullptr : it->second.second;
+  }
+};
+RealizedGraphs& realized_graphs() {
+  static RealizedGraphs r;
+  return r;
+}
+
 // Inverse movement ops, on UOps (their shapes are already checked).
 UOpPtr pad_back(const UOpPtr& g, const std::vector<int64_t>& shrink_arg, const Shape& src) {
   std::vector<int64_t> pad;
@@ -164,33 +185,46 @@ const std::unordered_map<Ops, Rule>& rules() {
 std::vector<UOpPtr> backprop(const UOpPtr& root, const UOpPtr& upstream, const std::vector<UOpPtr>& targets) {
   std::unordered_set<const UOp*> target_set;
   for (const auto& t : targets) target_set.insert(t.get());
-  // Which nodes lie on a path to a target, and a topological order of them.
+  std::unordered_map<const UOp*, UOpPtr> grads;
+  // Which nodes lie on a path to a target, and a topological order of them. A realized node's
+  // source, for the gradient, is the graph it was computed from.
   std::unordered_map<const UOp*, bool> reaches;
+  std::unordered_map<const UOp*, UOpPtr> computed_from;
   std::vector<UOpPtr> order;  // sources before users
   std::function<bool(const UOpPtr&)> visit = [&](const UOpPtr& u) -> bool {
     if (auto it = reaches.find(u.get()); it != reaches.end()) return it->second;
     bool r = target_set.count(u.get()) > 0;
-    if (u->op != Ops::DETACH)
+    if (UOpPtr from = r ? nullptr : realized_graphs().find(u.get())) {
+      computed_from[u.get()] = from;
+      r = visit(from);
+    } else if (u->op != Ops::DETACH) {
       for (const auto& s : u->src) r = visit(s) || r;
+    }
     reaches[u.get()] = r;
     if (r) order.push_back(u);
     return r;
   };
+  auto accumulate = [&](const UOpPtr& s, const UOpPtr& g) {
+    auto [it, fresh] = grads.try_emplace(s.get(), g);
+    if (!fresh) it->second = make_uop(Ops::ADD, s->dtype, {it->second, g});
+  };
   visit(root);
-  std::unordered_map<const UOp*, UOpPtr> grads;
   if (reaches[root.get()]) grads[root.get()] = upstream;
   for (size_t i = order.size(); i-- > 0;) {
     const UOpPtr& u = order[i];
     auto g = grads.find(u.get());
     if (g == grads.end() || (target_set.count(u.get()) && u->src.empty())) continue;
+    if (auto from = computed_from.find(u.get()); from != computed_from.end()) {
+      accumulate(from->second, g->second);
+      continue;
+    }
     auto rule = rules().find(u->op);
     if (rule == rules().end()) continue;  // comparisons, integer ops, sources: no gradient
     std::vector<UOpPtr> src_grads = rule->second(T(g->second), u);
     for (size_t k = 0; k < u->src.size(); k++) {
       const UOpPtr& s = u->src[k];
       if (!src_grads[k] || !reaches[s.get()] || !is_float(s->dtype)) continue;
-      auto [it, fresh] = grads.try_emplace(s.get(), src_grads[k]);
-      if (!fresh) it->second = make_uop(Ops::ADD, s->dtype, {it->second, src_grads[k]});
+      accumulate(s, src_grads[k]);
     }
   }
   std::vector<UOpPtr> out;
@@ -204,6 +238,10 @@ std::vector<UOpPtr> backprop(const UOpPtr& root, const UOpPtr& upstream, const s
 UOpPtr ones_like_uop(const UOpPtr& u) { return Tensor::full(u->shape, 1, u->dtype).uop(); }
 
 }  // namespace
+
+void remember_graph(const TensorImpl& impl, const UOpPtr& before, const UOpPtr& after) {
+  if (impl.requires_grad && before != after && !registry().contains(&impl)) realized_graphs().add(after, before);
+}
 
 NoGrad::NoGrad() { no_grad_depth++; }
 NoGrad::~NoGrad() { no_grad_depth--; }

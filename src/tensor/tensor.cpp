@@ -136,7 +136,10 @@ void realize(std::vector<Tensor> tensors) {
     targets.push_back(b->uop);
   }
   auto done = realize_uops(targets);
-  for (size_t i = 0; i < bases.size(); i++) bases[i]->uop = done[i];
+  for (size_t i = 0; i < bases.size(); i++) {
+    remember_graph(*bases[i], targets[i], done[i]);
+    bases[i]->uop = done[i];
+  }
 }
 
 Tensor& Tensor::realize() {

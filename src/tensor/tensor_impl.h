@@ -35,6 +35,9 @@ Tensor make_tensor(UOpPtr u);                    // a new base tensor, computed 
 // A new base tensor computed from `inputs`: it requires grad if one of them does, unless a NoGrad is
 // alive, and then it is cut off from the gradient graph (DETACH).
 Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs);
+// Realizing a tensor that requires grad replaces its graph by its buffer; autograd keeps the graph
+// it came from, so gradients still flow through it afterwards (as PyTorch's do after a read).
+void remember_graph(const TensorImpl& impl, const UOpPtr& before, const UOpPtr& after);
 Tensor make_view(const Tensor& t, Ops op, std::vector<int64_t> arg, Shape shape);  // a view of t
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
 std::vector<int64_t> normalize_axes(const Axes& axes, int64_t ndim, const char* op);
