@@ -164,3 +164,11 @@ TEST(Autograd, GradientsStillFlowAfterTheOutputWasRead) {
   y.backward();
   expect_near(x.grad().to_vector<float>(), {4, 8, 12});
 }
+
+TEST(Autograd, ReshapesOfLeavesKeepTheLeafInTheGraph) {
+  Tensor x = leaf({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto g = (x.reshape({3, 2}) * Tensor::arange(6).to(kFloat32).reshape({3, 2})).sum().gradient({x})[0];
+  expect_near(g.to_vector<float>(), {0, 1, 2, 3, 4, 5});
+  Tensor s = Tensor::full({}, 3.0f).requires_grad(true);  // a 0-d leaf
+  expect_near((s.unsqueeze(0) * 2).sum().gradient({s})[0].to_vector<float>(), {2});
+}

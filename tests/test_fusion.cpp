@@ -162,3 +162,13 @@ TEST(Fusion, ReductionOfAReductionIsOneLoopNest) {
   // Through an expand it would be recomputed per element: then it gets its own kernel.
   EXPECT_EQ(kernels_to_realize(x - x.sum(1, true)), 2);
 }
+
+TEST(Fusion, ViewsOfComputedValuesInsideOneKernel) {
+  // A flip over every axis of a computed value, then more work: one kernel whose index math
+  // undoes the flip (a regression: a simplification once dropped the offset's constant).
+  Tensor y = input({2, 3});
+  Tensor z = (y * 2).flip({0, 1}) + 1;
+  EXPECT_EQ(kernels_to_realize(z), 1);
+  auto v = y.to_vector<float>(), out = z.to_vector<float>();
+  for (int i = 0; i < 6; i++) EXPECT_FLOAT_EQ(out[i], v[5 - i] * 2 + 1);
+}

@@ -121,7 +121,7 @@ UOpPtr combine_divmod(const UOpPtr& sum) {
       for (size_t t = 0; t < lin.terms.size(); t++)
         if (t != i && t != j) out.terms.push_back(lin.terms[t]);
       out.add(merged, k);
-      out.constant = lin.constant;
+      out.constant += lin.constant;
       return out.build();
     }
   }

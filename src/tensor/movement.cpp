@@ -236,8 +236,8 @@ Tensor Tensor::flip(Axes dims) const {
 
 Tensor Tensor::contiguous() const {
   UOpPtr u = uop();
-  const UOp* b = u->op == Ops::RESHAPE ? u->src[0].get() : u.get();
-  if (b->op == Ops::BUFFER && b->numel() == u->numel()) return *this;  // already a contiguous buffer
+  const UOp* b = contiguous_buffer_node(u.get());
+  if (b && b->numel() == u->numel()) return *this;  // already a contiguous buffer
   return make_result(make_uop(Ops::CONTIGUOUS, dtype(), {u}), {this});
 }
 

@@ -17,14 +17,16 @@ void require(bool ok, const std::string& message) {
   if (!ok) throw Error(message);
 }
 
+// Every movement op is a node of its own, even a reshape of a reshape: a leaf's node (often a
+// reshape of its buffer) must stay in the graphs built on it, or autograd could not find it.
+// The views fold into one ShapeTracker when a kernel is lowered.
 UOpPtr apply_movement(const UOpPtr& u, Ops op, const std::vector<int64_t>& arg) {
-  if (op == Ops::RESHAPE) {
-    // Reshapes compose: only the last one matters, and one back to the source's shape is no op.
-    const UOpPtr& src = u->op == Ops::RESHAPE ? u->src[0] : u;
-    if (src->shape == arg) return src;
-    return make_uop(op, u->dtype, {src}, arg);
-  }
   return make_uop(op, u->dtype, {u}, arg);
+}
+
+const UOp* contiguous_buffer_node(const UOp* u) {
+  while (u->op == Ops::RESHAPE) u = u->src[0].get();
+  return u->op == Ops::BUFFER ? u : nullptr;
 }
 
 UOpPtr TensorImpl::current() const {
@@ -66,8 +68,8 @@ const TensorImpl& checked(const std::shared_ptr<TensorImpl>& impl) {
 std::shared_ptr<Buffer> contiguous_buffer(const Tensor& t) {
   UOpPtr u = t.uop();
   auto as_buffer = [](const UOpPtr& x) -> std::shared_ptr<Buffer> {
-    const UOp* b = x->op == Ops::RESHAPE ? x->src[0].get() : x.get();
-    return b->op == Ops::BUFFER ? b->as<std::shared_ptr<Buffer>>() : nullptr;
+    const UOp* b = contiguous_buffer_node(x.get());
+    return b ? b->as<std::shared_ptr<Buffer>>() : nullptr;
   };
   if (auto b = as_buffer(u); b && b->size == u->numel()) return b;
   UOpPtr c = make_uop(Ops::CONTIGUOUS, u->dtype, {u});

@@ -31,6 +31,8 @@ struct TensorImpl {
 
 // Builders shared by the frontend files.
 UOpPtr apply_movement(const UOpPtr& u, Ops op, const std::vector<int64_t>& arg);
+// The BUFFER under a chain of reshapes (a contiguous view of the whole buffer), or null.
+const UOp* contiguous_buffer_node(const UOp* u);
 Tensor make_tensor(UOpPtr u);                    // a new base tensor, computed from no tensor
 // A new base tensor computed from `inputs`: it requires grad if one of them does, unless a NoGrad is
 // alive, and then it is cut off from the gradient graph (DETACH).
