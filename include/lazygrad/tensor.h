@@ -201,12 +201,139 @@ class Tensor {
 
   // ---- math and activations (src/tensor/math.cpp) ----
   // (issue 3: math)
+  // Integer and bool inputs give float32, as in PyTorch, unless noted.
+  Tensor rsqrt() const;
+  Tensor tan() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor expm1() const;  // exp(x) - 1, accurate near 0
+  Tensor log1p() const;  // log(1 + x), accurate near 0
+  Tensor erf() const;
+  Tensor erfc() const;  // 1 - erf(x), accurate where erf(x) is near 1
+  Tensor sign() const;    // keeps the dtype; NaN gives 0 (torch 1.13)
+  Tensor square() const;  // keeps the dtype (bool gives int64)
+  Tensor round() const;   // half to even; keeps the dtype
+  // At least one bound; the result dtype is PyTorch's promotion of the input and the bounds.
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) const;
+  Tensor lerp(const Tensor& end, Scalar weight) const;  // start + weight * (end - start)
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor isnan() const;  // bool
+  Tensor isinf() const;  // bool
+  // posinf/neginf default to the dtype's largest finite values.
+  Tensor nan_to_num(double nan = 0.0, std::optional<double> posinf = std::nullopt,
+                    std::optional<double> neginf = std::nullopt) const;
+  // Activations (torch.nn.functional). Floating point only unless noted.
+  Tensor relu6() const;  // also integers
+  Tensor leaky_relu(double negative_slope = 0.01) const;
+  Tensor elu(double alpha = 1.0) const;
+  Tensor selu() const;
+  Tensor gelu(const std::string& approximate = "none") const;  // "none" (erf) or "tanh"
+  Tensor silu() const;
+  Tensor mish() const;
+  Tensor softplus(double beta = 1.0, double threshold = 20.0) const;
+  Tensor softsign() const;  // also integers (float32 result)
+  Tensor hardtanh(double min_val = -1.0, double max_val = 1.0) const;  // also integers
+  Tensor hardswish() const;
+  Tensor hardsigmoid() const;
 
   // ---- more reductions (src/tensor/reduce_more.cpp) ----
   // (issue 3: reductions)
+  // correction 1 is Bessel's (unbiased); a bool converts to PyTorch's `unbiased`.
+  Tensor var(Axes axes = {}, double correction = 1, bool keepdim = false) const;
+  Tensor std(Axes axes = {}, double correction = 1, bool keepdim = false) const;
+  Tensor logsumexp(Axes axes, bool keepdim = false) const;  // stable; a row of -inf gives -inf
+  // int64 index of the first largest (smallest) value; NaN counts as the largest (smallest).
+  // Without an axis, the index into the flattened tensor.
+  Tensor argmax(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  Tensor any(Axes axes = {}, bool keepdim = false) const;  // bool (uint8 for uint8 input, as PyTorch)
+  Tensor all(Axes axes = {}, bool keepdim = false) const;
+  // Running sum and product along dim; integers and bool accumulate in int64 unless dtype is given.
+  Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  // Vector p-norm over axes (torch.linalg.vector_norm): p = 2, 1, inf, -inf, 0 (count of nonzeros)
+  // or any other real p.
+  Tensor norm(double p = 2, Axes axes = {}, bool keepdim = false) const;
 
   // ---- linear algebra, convolution and pooling (src/tensor/linalg.cpp, src/tensor/conv.cpp) ----
   // (issue 3: linalg)
+  // PyTorch's int-or-tuple arguments (kernel_size, stride, padding, dilation, output_size, size):
+  // one value used for every spatial dimension, or one value per dimension: 2, {2, 3}.
+  // Empty ({}) stands for PyTorch's None where an argument allows it (a pool's stride, interpolate's size).
+  class IntList {
+   public:
+    IntList() = default;
+    IntList(int value) : values_{value} {}
+    IntList(int64_t value) : values_{value} {}
+    IntList(std::initializer_list<int64_t> values) : values_(values) {}
+    IntList(std::vector<int64_t> values) : values_(std::move(values)) {}
+    bool empty() const { return values_.empty(); }
+    const std::vector<int64_t>& values() const { return values_; }
+
+   private:
+    std::vector<int64_t> values_;
+  };
+  // A convolution's padding: an IntList of zeros added on both sides, or "valid" (none) or "same"
+  // (the output keeps the input's size; stride 1 only; an odd total puts the extra zero at the end).
+  class ConvPadding {
+   public:
+    ConvPadding(int value) : sizes_(value) {}
+    ConvPadding(int64_t value) : sizes_(value) {}
+    ConvPadding(std::initializer_list<int64_t> values) : sizes_(values) {}
+    ConvPadding(std::vector<int64_t> values) : sizes_(std::move(values)) {}
+    ConvPadding(const char* mode) : mode_(mode) {}
+    ConvPadding(std::string mode) : mode_(std::move(mode)) {}
+    const IntList& sizes() const { return sizes_; }
+    const std::string& mode() const { return mode_; }  // "same", "valid", or empty for sizes()
+
+   private:
+    IntList sizes_;
+    std::string mode_;
+  };
+
+  // torch.matmul: 1-D operands get a dimension prepended (left) or appended (right) and removed
+  // again; batch dimensions broadcast. Operands must share a dtype, as in PyTorch.
+  Tensor matmul(const Tensor& other) const;
+  Tensor dot(const Tensor& other) const;    // two 1-D tensors of one size and dtype
+  Tensor outer(const Tensor& other) const;  // two 1-D tensors; promotes like multiplication
+  // F.linear: x @ weight.T + bias, weight [out_features, in_features].
+  Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt) const;
+  Tensor tril(int64_t diagonal = 0) const;  // zero above the diagonal of the last two dimensions
+  Tensor triu(int64_t diagonal = 0) const;  // zero below it
+
+  // F.conv1d/2d/3d: input [N, C_in, *spatial] (or unbatched [C_in, *spatial]), weight
+  // [C_out, C_in / groups, *kernel], bias [C_out].
+  Tensor conv1d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, IntList stride = 1,
+                ConvPadding padding = 0, IntList dilation = 1, int64_t groups = 1) const;
+  Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, IntList stride = 1,
+                ConvPadding padding = 0, IntList dilation = 1, int64_t groups = 1) const;
+  Tensor conv3d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, IntList stride = 1,
+                ConvPadding padding = 0, IntList dilation = 1, int64_t groups = 1) const;
+  // F.conv_transpose1d/2d, in PyTorch's argument order (groups before dilation); weight
+  // [C_in, C_out / groups, *kernel].
+  Tensor conv_transpose1d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, IntList stride = 1,
+                          IntList padding = 0, IntList output_padding = 0, int64_t groups = 1,
+                          IntList dilation = 1) const;
+  Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, IntList stride = 1,
+                          IntList padding = 0, IntList output_padding = 0, int64_t groups = 1,
+                          IntList dilation = 1) const;
+  // F.max_pool1d/2d on [N, C, *spatial] or [C, *spatial]; stride {} means kernel_size. Padding
+  // reads as -inf. Tied maxima share the gradient, where PyTorch gives it all to the first one.
+  Tensor max_pool1d(IntList kernel_size, IntList stride = {}, IntList padding = 0, IntList dilation = 1,
+                    bool ceil_mode = false) const;
+  Tensor max_pool2d(IntList kernel_size, IntList stride = {}, IntList padding = 0, IntList dilation = 1,
+                    bool ceil_mode = false) const;
+  // F.avg_pool1d/2d; stride {} means kernel_size.
+  Tensor avg_pool1d(IntList kernel_size, IntList stride = {}, IntList padding = 0, bool ceil_mode = false,
+                    bool count_include_pad = true) const;
+  Tensor avg_pool2d(IntList kernel_size, IntList stride = {}, IntList padding = 0, bool ceil_mode = false,
+                    bool count_include_pad = true, std::optional<int64_t> divisor_override = std::nullopt) const;
+  Tensor adaptive_avg_pool2d(IntList output_size) const;  // [N, C, H, W] or [C, H, W]
+  // F.interpolate of [N, C, W] or [N, C, H, W]: give size or scale_factor (the other empty), mode
+  // "nearest", "linear" (3-D) or "bilinear" (4-D); align_corners only for the linear modes.
+  Tensor interpolate(IntList size = {}, std::vector<double> scale_factor = {}, const std::string& mode = "nearest",
+                     std::optional<bool> align_corners = std::nullopt) const;
 
   // ---- indexing (src/tensor/indexing.cpp) ----
   // (issue 3: indexing)
@@ -249,8 +376,54 @@ class Tensor {
   // Always sorted, ties in index order (PyTorch's order of ties, and of sorted=false, is unspecified).
   ValuesIndices topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
 
-  // ---- losses, normalization, attention, dropout (src/tensor/nn_functional.cpp) ----
+  // ---- losses, normalization, attention, dropout (src/tensor/losses.cpp, normalization.cpp, nn_functional.cpp) ----
   // (issue 3: functional)
+  // Losses (src/tensor/losses.cpp), as torch.nn.functional. reduction is "mean", "sum" or "none"; an
+  // absent weight is std::nullopt. Class indices may be any integer dtype and are not range-checked
+  // (that would force the target to be computed): an index outside [0, C) contributes 0 (PyTorch raises).
+  // cross_entropy: self holds logits [N, C, d1, ...] or [C]; the target is class indices [N, d1, ...]
+  // (or 0-d) or, when shaped like self, class probabilities (float).
+  Tensor cross_entropy(const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                       int64_t ignore_index = -100, const std::string& reduction = "mean",
+                       double label_smoothing = 0.0) const;
+  Tensor nll_loss(const Tensor& target, const std::optional<Tensor>& weight = std::nullopt, int64_t ignore_index = -100,
+                  const std::string& reduction = "mean") const;
+  // self holds probabilities; each log is clamped at -100, as in PyTorch.
+  Tensor binary_cross_entropy(const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                              const std::string& reduction = "mean") const;
+  Tensor binary_cross_entropy_with_logits(const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                                          const std::string& reduction = "mean",
+                                          const std::optional<Tensor>& pos_weight = std::nullopt) const;
+  Tensor mse_loss(const Tensor& target, const std::string& reduction = "mean") const;
+  Tensor l1_loss(const Tensor& target, const std::string& reduction = "mean") const;
+  Tensor smooth_l1_loss(const Tensor& target, const std::string& reduction = "mean", double beta = 1.0) const;
+  // self holds log-probabilities. "mean" divides by numel, as PyTorch does; "batchmean" divides by
+  // size(0), which is the KL divergence.
+  Tensor kl_div(const Tensor& target, const std::string& reduction = "mean", bool log_target = false) const;
+
+  // Normalization (src/tensor/normalization.cpp). Variances are biased; 16-bit inputs are normalized in float32.
+  Tensor layer_norm(const Shape& normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
+                    const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5) const;
+  // self is [N, C, ...]. training: batch statistics, and running_mean/running_var (when given) are
+  // updated in place with assign (unbiased variance, as in PyTorch), outside the gradient graph.
+  // Otherwise the running statistics are used and must be given.
+  Tensor batch_norm(const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+                    const std::optional<Tensor>& weight = std::nullopt, const std::optional<Tensor>& bias = std::nullopt,
+                    bool training = false, double momentum = 0.1, double eps = 1e-5) const;
+  Tensor group_norm(int64_t num_groups, const std::optional<Tensor>& weight = std::nullopt,
+                    const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5) const;
+  // x / sqrt(mean(x^2) + eps) * weight; eps defaults to the dtype's machine epsilon (torch 2.4's F.rms_norm).
+  Tensor rms_norm(const Shape& normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
+                  std::optional<double> eps = std::nullopt) const;
+
+  // Dropout and attention (src/tensor/nn_functional.cpp). dropout zeroes each element with
+  // probability p, from Tensor::rand (so manual_seed makes it repeatable), and scales the kept ones
+  // by 1 / (1 - p). Not training, or p = 0: self unchanged.
+  Tensor dropout(double p = 0.5, bool training = true) const;
+  // self is the query; see the free function scaled_dot_product_attention below.
+  Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value,
+                                      const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
+                                      bool is_causal = false, std::optional<double> scale = std::nullopt) const;
 
   // ---- in place: seen through every handle and view of this data ----
   Tensor& assign(const Tensor& value);
@@ -289,6 +462,16 @@ class NoGrad {
 
 // ---- free functions of issue 3 (PyTorch's torch.* spellings) ----
 // (issue 3: free functions)
+// torch.einsum: explicit ("ij,jk->ik") or implicit ("ij,jk") output, "..." for broadcast
+// dimensions, a repeated index within one operand takes its diagonal ("ii->i", trace "ii->").
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
+// F.scaled_dot_product_attention: softmax(query @ key^T * scale + mask) @ value, with query
+// [..., L, E], key [..., S, E], value [..., S, Ev] (batch dimensions broadcast). A bool mask keeps the
+// positions that are true; a float mask is added. is_causal keeps key j <= query i (no attn_mask then).
+// scale defaults to 1 / sqrt(E). dropout_p > 0 drops attention weights (always, as in PyTorch).
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
+                                    bool is_causal = false, std::optional<double> scale = std::nullopt);
 // sort and topk results (indexing): `auto [values, indices] = x.sort();`
 struct Tensor::ValuesIndices {
   Tensor values;
