@@ -368,9 +368,12 @@ inline void load_file(const std::filesystem::path& path, FixtureSet& set) {
   if (cur) throw std::runtime_error(path.string() + ": case " + cur->name + " has no 'end'");
 }
 
-// The fixture directory from LAZYGRAD_TEST_FIXTURES; empty when unset.
+// The fixture directory: LAZYGRAD_TEST_FIXTURES, else the source tree's (compiled in); empty if neither.
 inline std::string fixture_dir() {
   const char* dir = std::getenv("LAZYGRAD_TEST_FIXTURES");
+#ifdef LAZYGRAD_FIXTURE_DIR
+  if (!dir || !*dir) dir = LAZYGRAD_FIXTURE_DIR;  // the source tree's, compiled in by CMake
+#endif
   return dir ? dir : "";
 }
 
