@@ -181,7 +181,7 @@ class Tensor {
   Tensor select(int64_t dim, int64_t index) const;  // x[..., index, ...], removes dim
   Tensor flip(Axes dims) const;
   Tensor contiguous() const;  // forces a kernel that writes a fresh, contiguous buffer
-  Tensor clone() const { return contiguous(); }
+  Tensor clone() const;       // always a new buffer with a copy of the values
   static Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
   static Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 
@@ -312,12 +312,12 @@ class Tensor {
                 ConvPadding padding = 0, IntList dilation = 1, int64_t groups = 1) const;
   // F.conv_transpose1d/2d, in PyTorch's argument order (groups before dilation); weight
   // [C_in, C_out / groups, *kernel].
-  Tensor conv_transpose1d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, IntList stride = 1,
-                          IntList padding = 0, IntList output_padding = 0, int64_t groups = 1,
-                          IntList dilation = 1) const;
-  Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, IntList stride = 1,
-                          IntList padding = 0, IntList output_padding = 0, int64_t groups = 1,
-                          IntList dilation = 1) const;
+  Tensor conv_transpose1d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                          IntList stride = 1, IntList padding = 0, IntList output_padding = 0,
+                          int64_t groups = 1, IntList dilation = 1) const;
+  Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                          IntList stride = 1, IntList padding = 0, IntList output_padding = 0,
+                          int64_t groups = 1, IntList dilation = 1) const;
   // F.max_pool1d/2d on [N, C, *spatial] or [C, *spatial]; stride {} means kernel_size. Padding
   // reads as -inf. Tied maxima share the gradient, where PyTorch gives it all to the first one.
   Tensor max_pool1d(IntList kernel_size, IntList stride = {}, IntList padding = 0, IntList dilation = 1,
@@ -328,11 +328,13 @@ class Tensor {
   Tensor avg_pool1d(IntList kernel_size, IntList stride = {}, IntList padding = 0, bool ceil_mode = false,
                     bool count_include_pad = true) const;
   Tensor avg_pool2d(IntList kernel_size, IntList stride = {}, IntList padding = 0, bool ceil_mode = false,
-                    bool count_include_pad = true, std::optional<int64_t> divisor_override = std::nullopt) const;
+                    bool count_include_pad = true,
+                    std::optional<int64_t> divisor_override = std::nullopt) const;
   Tensor adaptive_avg_pool2d(IntList output_size) const;  // [N, C, H, W] or [C, H, W]
   // F.interpolate of [N, C, W] or [N, C, H, W]: give size or scale_factor (the other empty), mode
   // "nearest", "linear" (3-D) or "bilinear" (4-D); align_corners only for the linear modes.
-  Tensor interpolate(IntList size = {}, std::vector<double> scale_factor = {}, const std::string& mode = "nearest",
+  Tensor interpolate(IntList size = {}, std::vector<double> scale_factor = {},
+                     const std::string& mode = "nearest",
                      std::optional<bool> align_corners = std::nullopt) const;
 
   // ---- indexing (src/tensor/indexing.cpp) ----
@@ -376,7 +378,7 @@ class Tensor {
   // Always sorted, ties in index order (PyTorch's order of ties, and of sorted=false, is unspecified).
   ValuesIndices topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
 
-  // ---- losses, normalization, attention, dropout (src/tensor/losses.cpp, normalization.cpp, nn_functional.cpp) ----
+  // ---- losses, normalization, attention, dropout (src/tensor/losses.cpp, normalization.cpp, ...) ----
   // (issue 3: functional)
   // Losses (src/tensor/losses.cpp), as torch.nn.functional. reduction is "mean", "sum" or "none"; an
   // absent weight is std::nullopt. Class indices may be any integer dtype and are not range-checked
@@ -386,12 +388,13 @@ class Tensor {
   Tensor cross_entropy(const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
                        int64_t ignore_index = -100, const std::string& reduction = "mean",
                        double label_smoothing = 0.0) const;
-  Tensor nll_loss(const Tensor& target, const std::optional<Tensor>& weight = std::nullopt, int64_t ignore_index = -100,
-                  const std::string& reduction = "mean") const;
+  Tensor nll_loss(const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                  int64_t ignore_index = -100, const std::string& reduction = "mean") const;
   // self holds probabilities; each log is clamped at -100, as in PyTorch.
   Tensor binary_cross_entropy(const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
                               const std::string& reduction = "mean") const;
-  Tensor binary_cross_entropy_with_logits(const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+  Tensor binary_cross_entropy_with_logits(const Tensor& target,
+                                          const std::optional<Tensor>& weight = std::nullopt,
                                           const std::string& reduction = "mean",
                                           const std::optional<Tensor>& pos_weight = std::nullopt) const;
   Tensor mse_loss(const Tensor& target, const std::string& reduction = "mean") const;
@@ -401,15 +404,17 @@ class Tensor {
   // size(0), which is the KL divergence.
   Tensor kl_div(const Tensor& target, const std::string& reduction = "mean", bool log_target = false) const;
 
-  // Normalization (src/tensor/normalization.cpp). Variances are biased; 16-bit inputs are normalized in float32.
+  // Normalization (src/tensor/normalization.cpp). Variances are biased; 16-bit inputs are
+  // normalized in float32.
   Tensor layer_norm(const Shape& normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
                     const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5) const;
   // self is [N, C, ...]. training: batch statistics, and running_mean/running_var (when given) are
   // updated in place with assign (unbiased variance, as in PyTorch), outside the gradient graph.
   // Otherwise the running statistics are used and must be given.
   Tensor batch_norm(const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
-                    const std::optional<Tensor>& weight = std::nullopt, const std::optional<Tensor>& bias = std::nullopt,
-                    bool training = false, double momentum = 0.1, double eps = 1e-5) const;
+                    const std::optional<Tensor>& weight = std::nullopt,
+                    const std::optional<Tensor>& bias = std::nullopt, bool training = false,
+                    double momentum = 0.1, double eps = 1e-5) const;
   Tensor group_norm(int64_t num_groups, const std::optional<Tensor>& weight = std::nullopt,
                     const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5) const;
   // x / sqrt(mean(x^2) + eps) * weight; eps defaults to the dtype's machine epsilon (torch 2.4's F.rms_norm).
@@ -422,8 +427,9 @@ class Tensor {
   Tensor dropout(double p = 0.5, bool training = true) const;
   // self is the query; see the free function scaled_dot_product_attention below.
   Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value,
-                                      const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
-                                      bool is_causal = false, std::optional<double> scale = std::nullopt) const;
+                                      const std::optional<Tensor>& attn_mask = std::nullopt,
+                                      double dropout_p = 0.0, bool is_causal = false,
+                                      std::optional<double> scale = std::nullopt) const;
 
   // ---- in place: seen through every handle and view of this data ----
   Tensor& assign(const Tensor& value);
@@ -466,12 +472,13 @@ class NoGrad {
 // dimensions, a repeated index within one operand takes its diagonal ("ii->i", trace "ii->").
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
 // F.scaled_dot_product_attention: softmax(query @ key^T * scale + mask) @ value, with query
-// [..., L, E], key [..., S, E], value [..., S, Ev] (batch dimensions broadcast). A bool mask keeps the
-// positions that are true; a float mask is added. is_causal keeps key j <= query i (no attn_mask then).
-// scale defaults to 1 / sqrt(E). dropout_p > 0 drops attention weights (always, as in PyTorch).
+// [..., L, E], key [..., S, E], value [..., S, Ev] (batch dimensions broadcast). A bool mask keeps
+// the positions that are true; a float mask is added. is_causal keeps key j <= query i (no attn_mask
+// then). scale defaults to 1 / sqrt(E). dropout_p > 0 drops attention weights (always, as PyTorch).
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
-                                    const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
-                                    bool is_causal = false, std::optional<double> scale = std::nullopt);
+                                    const std::optional<Tensor>& attn_mask = std::nullopt,
+                                    double dropout_p = 0.0, bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt);
 // sort and topk results (indexing): `auto [values, indices] = x.sort();`
 struct Tensor::ValuesIndices {
   Tensor values;

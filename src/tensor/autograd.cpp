@@ -112,11 +112,12 @@ const std::unordered_map<Ops, Rule>& rules() {
       return std::vector<UOpPtr>{(g * src(n, 1)).uop(), (g * src(n, 0)).uop()};
     };
     r[Ops::MAX] = [src](const Tensor& g, const UOpPtr& n) {
-      // Ties share the gradient equally, as torch.maximum does.
-      Tensor a = src(n, 0), b = src(n, 1), half = scalar_tensor(0.5, g.dtype()), zero = scalar_tensor(0, g.dtype());
-      Tensor tie = a.eq(b);
-      Tensor wa = lazygrad::where(a.gt(b), scalar_tensor(1, g.dtype()), lazygrad::where(tie, half, zero));
-      Tensor wb = lazygrad::where(b.gt(a), scalar_tensor(1, g.dtype()), lazygrad::where(tie, half, zero));
+      // Ties share the gradient equally, and a NaN gives it to both, as torch.maximum does.
+      Tensor a = src(n, 0), b = src(n, 1), one = scalar_tensor(1, g.dtype());
+      Tensor half = scalar_tensor(0.5, g.dtype()), zero = scalar_tensor(0, g.dtype());
+      Tensor nan = a.ne(a).logical_or(b.ne(b)), tie = a.eq(b);
+      Tensor wa = lazygrad::where(nan.logical_or(a.gt(b)), one, lazygrad::where(tie, half, zero));
+      Tensor wb = lazygrad::where(nan.logical_or(b.gt(a)), one, lazygrad::where(tie, half, zero));
       return std::vector<UOpPtr>{(g * wa).uop(), (g * wb).uop()};
     };
     r[Ops::WHERE] = [src](const Tensor& g, const UOpPtr& n) {

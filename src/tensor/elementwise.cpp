@@ -62,6 +62,10 @@ Tensor as_float(const Tensor& t) { return is_float(t.dtype()) ? t : t.to(kFloat3
 
 Tensor lift(const Tensor& t, Scalar s) { return scalar_tensor(s, scalar_result_type(t, s)); }
 
+// An op that changes nothing for this dtype (abs of unsigned, floor of int) still returns a new
+// tensor, as PyTorch does: an in-place update of the result must not reach the input.
+Tensor same_values(const Tensor& t) { return make_result(t.uop(), {&t}); }
+
 void require_int(const Tensor& a, const char* op) {
   require(!is_float(a.dtype()), std::string(op) + ": not defined for " + std::string(dtype_name(a.dtype())) +
                                     " tensors (integer or bool only)");
@@ -229,11 +233,10 @@ Tensor Tensor::cos() const {
   return (scalar_tensor(std::numbers::pi / 2, kFloat64) - x.to(kFloat64)).sin().to(x.dtype());
 }
 Tensor Tensor::relu() const {
-  if (dtype() == kBool) return *this;
-  // The value is max(x, 0) (NaN passes through, as in PyTorch); the gradient flows only where
-  // x > 0, since PyTorch's relu has gradient 0 at 0 where max would split the tie.
-  Tensor zero = scalar_tensor(0, dtype());
-  return lazygrad::where(gt(0), *this, maximum(zero).detach());
+  if (dtype() == kBool) return same_values(*this);
+  // Not maximum(x, 0): its gradient at 0 would be the tie's 0.5; PyTorch's relu has 0 there, and
+  // passes NaN (value and gradient) through, which `x <= 0` being false for NaN gives.
+  return lazygrad::where(le(0), scalar_tensor(0, dtype()), *this);
 }
 Tensor Tensor::maximum(const Tensor& o) const { return binary(Ops::MAX, *this, o, "maximum"); }
 Tensor Tensor::minimum(const Tensor& o) const {
@@ -245,23 +248,24 @@ Tensor Tensor::minimum(const Tensor& o) const {
   return lazygrad::where(a.lt(b), a, b);
 }
 Tensor Tensor::abs() const {
-  if (dtype() == kBool || is_unsigned(dtype())) return *this;
+  if (dtype() == kBool || is_unsigned(dtype())) return same_values(*this);
   return maximum(neg());
 }
 Tensor Tensor::trunc() const {
-  if (!is_float(dtype())) return *this;
-  // Values this large are integers already; below it a round trip through int64 truncates.
+  if (!is_float(dtype())) return same_values(*this);
+  // Values this large are integers already (and inf and NaN stay as they are); below it a round
+  // trip through int64 truncates. No gradient flows through either branch: it is 0, as in PyTorch.
   double big = dtype() == kFloat64 ? 4503599627370496.0 : 8388608.0;
   Tensor i = to(kInt64).to(dtype());
-  return lazygrad::where(abs().lt(big), i, *this);
+  return lazygrad::where(abs().lt(big), i, detach());
 }
 Tensor Tensor::floor() const {
-  if (!is_float(dtype())) return *this;
+  if (!is_float(dtype())) return same_values(*this);
   Tensor t = trunc();
   return lazygrad::where(t.gt(*this), t - 1, t);
 }
 Tensor Tensor::ceil() const {
-  if (!is_float(dtype())) return *this;
+  if (!is_float(dtype())) return same_values(*this);
   Tensor t = trunc();
   return lazygrad::where(t.lt(*this), t + 1, t);
 }
@@ -281,8 +285,13 @@ Tensor Tensor::pow(const Tensor& e) const {
   Tensor y_odd = y_int.logical_and((y - (y * 0.5).trunc() * 2).abs().eq(1));
   Tensor neg_result = lazygrad::where(y_int, lazygrad::where(y_odd, mag.neg(), mag), std::nan(""));
   Tensor r = lazygrad::where(x.lt(0), neg_result, mag);
-  // x**0 and 1**y are 1 whatever the other operand is, NaN included (C's pow agrees).
-  return lazygrad::where(y.eq(0).logical_or(x.eq(1)), scalar_tensor(1, dt), r);
+  // x**0 and (+-1)**y are 1 whatever the other operand is (C's pow agrees). exp2(y * log2|x|) gives
+  // that already, with PyTorch's gradients, except where the product is 0 * inf or NaN: only there
+  // is the 1 put in as a constant.
+  Tensor l = x.abs().log2();
+  auto not_finite = [](const Tensor& t) { return (t - t).ne(0); };
+  Tensor special = y.eq(0).logical_and(not_finite(l)).logical_or(l.eq(0).logical_and(not_finite(y)));
+  return lazygrad::where(special, scalar_tensor(1, dt), r);
 }
 Tensor Tensor::pow(Scalar e) const {
   DType dt = scalar_result_type(*this, e);

@@ -234,6 +234,8 @@ Tensor Tensor::flip(Axes dims) const {
   return make_view(*this, Ops::FLIP, flags, shape());
 }
 
+Tensor Tensor::clone() const { return make_result(make_uop(Ops::CONTIGUOUS, dtype(), {uop()}), {this}); }
+
 Tensor Tensor::contiguous() const {
   UOpPtr u = uop();
   const UOp* b = contiguous_buffer_node(u.get());
