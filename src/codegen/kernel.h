@@ -30,5 +30,9 @@ using RealizedMap = std::unordered_map<const UOp*, std::shared_ptr<Buffer>>;
 Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, const UOpPtr& out_view,
                     const RealizedMap& realized);
 
+// Whether the kernel reads its output buffer at an index other than the one it stores to: then
+// writing in place would let one element's store change another element's input.
+bool reads_output_elsewhere(const Kernel& k);
+
 
 }  // namespace lazygrad

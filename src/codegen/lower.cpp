@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <unordered_set>
 
 #include "codegen/kernel.h"
 #include "lazygrad/error.h"
@@ -183,6 +184,20 @@ Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, cons
   k.reads = L.reads_;
   for (const UOp* v : L.vars_) k.var_vals.push_back(v->as<int64_t>());
   return k;
+}
+
+bool reads_output_elsewhere(const Kernel& k) {
+  const UOpPtr& store = k.sink->src[0];
+  const UOpPtr &out = store->src[0], &index = store->src[1];
+  std::unordered_set<const UOp*> seen;
+  std::function<bool(const UOpPtr&)> other_read = [&](const UOpPtr& u) {
+    if (!seen.insert(u.get()).second) return false;
+    if (u->op == Ops::LOAD && u->src[0] == out && (u->src[1] != index || u->src.size() > 2)) return true;
+    for (const auto& s : u->src)
+      if (other_read(s)) return true;
+    return false;
+  };
+  return other_read(store->src[2]);
 }
 
 }  // namespace lazygrad

@@ -121,30 +121,6 @@ Schedule create_schedule(const std::vector<UOpPtr>& targets) {
     for (const auto& s : u->src) collect(s);
   };
   for (const auto& t : targets) collect(t);
-  // An ASSIGN writes its buffer in place. Where its value reads that buffer through any other view
-  // (x.assign(x.flip(0))), the value is computed into a buffer of its own first.
-  std::vector<std::pair<const UOp*, UOpPtr>> staged;
-  for (const auto& entry : realize) {
-    const UOp* u = entry.first;
-    if (u->op != Ops::ASSIGN) continue;
-    const UOp* target = view_base(u->src[0].get());
-    if (target->op == Ops::BUFFER && read_later.count(target->as<std::shared_ptr<Buffer>>().get()))
-      continue;  // it will write a new buffer anyway
-    std::set<std::pair<const UOp*, bool>> seen;
-    bool conflict = false;
-    // Reading the target's own view at the same index (x += 1) is safe; any other way is not.
-    std::function<void(const UOp*, bool)> scan = [&](const UOp* x, bool moved) {
-      if (conflict || (x == u->src[0].get() && !moved) || !seen.insert({x, moved}).second) return;
-      if (x == target) conflict = true;
-      for (const auto& s : x->src) scan(s.get(), moved || is_movement(x->op));
-    };
-    scan(u->src[1].get(), false);
-    if (conflict) {
-      staged.emplace_back(u->src[1].get(), u->src[1]);
-      debug_log(3, "schedule: assign reads its target through another view; its value gets a buffer first");
-    }
-  }
-  realize.insert(staged.begin(), staged.end());
   while (split_reductions(realize)) {
   }
 
@@ -152,25 +128,40 @@ Schedule create_schedule(const std::vector<UOpPtr>& targets) {
   // outside this realize will still read the old contents (then it writes a copy: copy-on-write).
   RealizedMap buffers;
   std::unordered_set<const UOp*> in_place;
-  for (const auto& [u, p] : realize) {
-    if (u->op == Ops::ASSIGN) {
-      const UOp* base = view_base(u->src[0].get());
-      if (base->op != Ops::BUFFER) throw Error("assign: the target is not a realized buffer");
-      const auto& target = base->as<std::shared_ptr<Buffer>>();
-      if (!read_later.count(target.get())) {
-        buffers[u] = target;
-        in_place.insert(u);
-        continue;
+  std::map<const UOp*, Kernel> kernels;
+  while (true) {
+    for (const auto& [u, p] : realize) {
+      if (buffers.count(u)) continue;
+      if (u->op == Ops::ASSIGN) {
+        const UOp* base = view_base(u->src[0].get());
+        if (base->op != Ops::BUFFER) throw Error("assign: the target is not a realized buffer");
+        const auto& target = base->as<std::shared_ptr<Buffer>>();
+        if (!read_later.count(target.get())) {
+          buffers[u] = target;
+          in_place.insert(u);
+          continue;
+        }
+        debug_log(3, "schedule: assign writes a new buffer: the old one is still read by a pending graph");
       }
-      debug_log(3, "schedule: assign writes a new buffer: the old one is still read by a pending graph");
+      buffers[u] = std::make_shared<Buffer>("CPU", u->dtype, u->numel());
     }
-    buffers[u] = std::make_shared<Buffer>("CPU", u->dtype, u->numel());
+    kernels.clear();
+    for (const auto& [u, p] : realize)
+      kernels.emplace(u, lower_kernel(p, buffers[u], in_place.count(u) ? u->src[0] : nullptr, buffers));
+    // An in-place assign whose kernel reads its buffer at another index than it writes
+    // (x.assign(x.flip(0))) would read values it already overwrote: its value gets a buffer of its
+    // own first, and everything is lowered again.
+    bool staged = false;
+    for (const auto& [u, k] : kernels)
+      if (in_place.count(u) && reads_output_elsewhere(k)) {
+        staged |= realize.emplace(u->src[1].get(), u->src[1]).second;
+        debug_log(3, "schedule: assign reads its target at other indices; its value gets a buffer first");
+      }
+    if (!staged) break;
+    while (split_reductions(realize)) {
+    }
   }
 
-  // Lower every kernel, then order them by what they read.
-  std::map<const UOp*, Kernel> kernels;
-  for (const auto& [u, p] : realize)
-    kernels.emplace(u, lower_kernel(p, buffers[u], in_place.count(u) ? u->src[0] : nullptr, buffers));
   // A kernel that reads a buffer's old contents runs before the assign that overwrites it.
   std::map<const UOp*, std::set<const UOp*>> deps;
   for (const auto& [u, k] : kernels) deps[u].insert(k.reads.begin(), k.reads.end());

@@ -58,8 +58,11 @@ struct RealizedGraphs {
   std::unordered_map<const UOp*, std::pair<std::weak_ptr<const UOp>, UOpPtr>> map;
   void add(const UOpPtr& after, const UOpPtr& before) {
     std::lock_guard<std::mutex> lock(mu);
-    std::erase_if(map, [](const auto& kv) { return kv.second.first.expired(); });
     map[after.get()] = {after, before};
+  }
+  void sweep() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::erase_if(map, [](const auto& kv) { return kv.second.first.expired(); });
   }
   UOpPtr find(const UOp* after) {
     std::lock_guard<std::mutex> lock(mu);
@@ -243,6 +246,8 @@ UOpPtr ones_like_uop(const UOpPtr& u) { return Tensor::full(u->shape, 1, u->dtyp
 void remember_graph(const TensorImpl& impl, const UOpPtr& before, const UOpPtr& after) {
   if (impl.requires_grad && before != after && !registry().contains(&impl)) realized_graphs().add(after, before);
 }
+
+void forget_dead_graphs() { realized_graphs().sweep(); }
 
 NoGrad::NoGrad() { no_grad_depth++; }
 NoGrad::~NoGrad() { no_grad_depth--; }

@@ -137,6 +137,7 @@ void realize(std::vector<Tensor> tensors) {
     bases.push_back(b);
     targets.push_back(b->uop);
   }
+  forget_dead_graphs();
   auto done = realize_uops(targets);
   for (size_t i = 0; i < bases.size(); i++) {
     remember_graph(*bases[i], targets[i], done[i]);

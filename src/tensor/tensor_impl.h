@@ -40,6 +40,9 @@ Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs);
 // Realizing a tensor that requires grad replaces its graph by its buffer; autograd keeps the graph
 // it came from, so gradients still flow through it afterwards (as PyTorch's do after a read).
 void remember_graph(const TensorImpl& impl, const UOpPtr& before, const UOpPtr& after);
+// Drops the kept graphs of realized tensors that are gone: they hold old buffers, and the
+// scheduler would count them as readers that stop an update from writing in place.
+void forget_dead_graphs();
 Tensor make_view(const Tensor& t, Ops op, std::vector<int64_t> arg, Shape shape);  // a view of t
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
 std::vector<int64_t> normalize_axes(const Axes& axes, int64_t ndim, const char* op);
