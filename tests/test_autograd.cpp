@@ -137,6 +137,27 @@ TEST(Autograd, GradcheckOnComposedOps) {
   });
 }
 
+TEST(Autograd, GradcheckOnLayers) {
+  // The composed layers of issue 3 through finite differences too (small shapes: 2 evaluations per
+  // input element).
+  Tensor::manual_seed(2);
+  Tensor x = Tensor::randn({2, 2, 5, 5}, kFloat64), w = Tensor::randn({3, 2, 3, 3}, kFloat64);
+  auto conv = gradcheck([](const std::vector<Tensor>& in) { return in[0].conv2d(in[1], std::nullopt, 2, 1); }, {x, w});
+  EXPECT_TRUE(conv.ok) << "conv2d: " << conv.message;
+  Tensor a = Tensor::randn({3, 4}, kFloat64), b = Tensor::randn({4, 5}, kFloat64);
+  auto mm = gradcheck([](const std::vector<Tensor>& in) { return in[0].matmul(in[1]).tanh(); }, {a, b});
+  EXPECT_TRUE(mm.ok) << "matmul: " << mm.message;
+  Tensor gamma = Tensor::randn({4}, kFloat64);
+  auto ln = gradcheck([](const std::vector<Tensor>& in) { return in[0].layer_norm({4}, in[1]); }, {a, gamma});
+  EXPECT_TRUE(ln.ok) << "layer_norm: " << ln.message;
+  Tensor target = Tensor::from_vector(std::vector<int64_t>{1, 0, 3}, {3});
+  auto ce = gradcheck([&](const std::vector<Tensor>& in) { return in[0].cross_entropy(target, std::nullopt, -100, "mean", 0.1); },
+                      {a});
+  EXPECT_TRUE(ce.ok) << "cross_entropy: " << ce.message;
+  auto pool = gradcheck([](const std::vector<Tensor>& in) { return in[0].avg_pool2d(2, 1); }, {x});
+  EXPECT_TRUE(pool.ok) << "avg_pool2d: " << pool.message;
+}
+
 TEST(Autograd, BadUseIsAnError) {
   auto names = [](const std::function<void()>& f, const std::string& op) {
     try {
