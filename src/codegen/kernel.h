@@ -19,7 +19,7 @@ struct Kernel {
   std::vector<std::shared_ptr<Buffer>> buffers;  // param i -> buffer; 0 is the output
   std::vector<bool> written;                     // param i is stored to
   std::vector<const UOp*> reads;                 // realized nodes (other kernels' outputs) read
-  std::vector<int64_t> var_vals;                 // DEFINE_VAR i -> its value for this launch
+  std::vector<std::shared_ptr<VariableState>> vars;  // DEFINE_VAR i -> the value it reads at launch
 };
 
 // Tensor-level subgraph to kernel: `root` is computed into `out` (through `out_view`, a movement

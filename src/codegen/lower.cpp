@@ -182,7 +182,7 @@ Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, cons
   k.buffers = L.buffers_;
   k.written = L.written_;
   k.reads = L.reads_;
-  for (const UOp* v : L.vars_) k.var_vals.push_back(v->as<int64_t>());
+  for (const UOp* v : L.vars_) k.vars.push_back(v->as<std::shared_ptr<VariableState>>());
   return k;
 }
 

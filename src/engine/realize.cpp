@@ -14,6 +14,7 @@
 #include "lazygrad/counters.h"
 #include "renderer/c_renderer.h"
 #include "runtime/buffer.h"
+#include "ir/variable_state.h"
 #include "runtime/device.h"
 
 namespace lazygrad {
@@ -106,7 +107,9 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets) {
     }
     if (k.global_size == 0) continue;  // an empty tensor: nothing to compute
     auto t0 = std::chrono::steady_clock::now();
-    int err = compiled[i]->program->launch(ptrs, k.var_vals, k.global_size, k.work_per_item);
+    std::vector<int64_t> vars;  // read now: a Variable set after the graph was built still counts
+    for (const auto& v : k.vars) vars.push_back(v->bits.load());
+    int err = compiled[i]->program->launch(ptrs, vars, k.global_size, k.work_per_item);
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     int64_t flops = compiled[i]->flops_per_item * k.global_size;
     GlobalCounters::kernel_count++;

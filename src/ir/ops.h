@@ -11,8 +11,8 @@ enum class Ops : uint8_t {
   BUFFER,  // a realized buffer; arg: the Buffer; shape {size}
   CONST,   // a scalar constant; arg: int64_t (ints, bool) or double (floats); shape {}
   IOTA,    // shape {n}, element i is i: the seed of arange, eye and random counters
-  VAR,     // a scalar passed to the kernel as an argument (arg: its value), so a new value needs no
-           // new kernel: the random generator's counter, later a learning rate or a position
+  VAR,     // a scalar passed to the kernel as an argument (arg: its VariableState), so a new value
+           // needs no new kernel: the random generator's counter, a learning rate
   // Unary.
   EXP2, LOG2, SIN, SQRT, RECIPROCAL, CAST,
   // Binary. IDIV and MOD round toward -inf (Python's // and %), and raise on a zero divisor.

@@ -33,6 +33,7 @@ size_t hash_arg(const Arg& arg) {
     return h;
   }
   if (auto* b = std::get_if<std::shared_ptr<Buffer>>(&arg)) return mix(h, std::hash<void*>{}(b->get()));
+  if (auto* v = std::get_if<std::shared_ptr<VariableState>>(&arg)) return mix(h, std::hash<void*>{}(v->get()));
   return h;
 }
 
@@ -218,6 +219,7 @@ std::string UOp::str(int depth) const {
         else if constexpr (std::is_same_v<A, ReduceArg>)
           os << " " << op_name(a.op) << " axes=" << shape_str(a.axes);
         else if constexpr (std::is_same_v<A, std::shared_ptr<Buffer>>) os << " buf=" << a.get();
+        else if constexpr (std::is_same_v<A, std::shared_ptr<VariableState>>) os << " var=" << a.get();
       },
       arg);
   os << "\n";

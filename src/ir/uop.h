@@ -18,6 +18,7 @@ namespace lazygrad {
 
 struct Buffer;
 struct UOp;
+struct VariableState;
 using UOpPtr = std::shared_ptr<const UOp>;
 using Shape = std::vector<int64_t>;
 
@@ -28,7 +29,7 @@ struct ReduceArg {
 };
 
 using Arg = std::variant<std::monostate, int64_t, double, std::vector<int64_t>, ReduceArg,
-                         std::shared_ptr<Buffer>>;
+                         std::shared_ptr<Buffer>, std::shared_ptr<VariableState>>;
 
 struct UOp {
   Ops op;

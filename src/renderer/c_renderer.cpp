@@ -75,6 +75,7 @@ const Helper kHelpers[] = {
     // max that propagates NaN, as torch.maximum does.
     {"lg_fmaxf(", "static inline float lg_fmaxf(float a, float b) { return (a > b || a != a) ? a : b; }\n"},
     {"lg_fmax(", "static inline double lg_fmax(double a, double b) { return (a > b || a != a) ? a : b; }\n"},
+    {"lg_bits_f64(", "static inline double lg_bits_f64(int64_t b) { union { int64_t i; double d; } u = {b}; return u.d; }\n"},
 };
 
 // Floor division and modulo with a zero check, per integer type used.
@@ -127,26 +128,32 @@ class CRenderer {
   std::string render() {
     std::ostringstream body;
     for (const Inst& in : lin_.insts) body << line(in);
-    std::ostringstream os;
-    os << "#include <math.h>\n#include <stdint.h>\n";
-    std::string b = body.str();
-    for (const Helper& h : kHelpers)
-      if (b.find(h.name) != std::string::npos) os << h.code;
-    for (const auto& h : helpers_) os << h.second;
-    os << "\nstatic int " << k_.name << "(";
+    std::ostringstream kernel;
+    kernel << "\nstatic int " << k_.name << "(";
     for (size_t i = 0; i < k_.buffers.size(); i++) {
       DType dt = k_.buffers[i]->dtype;
-      os << (k_.written[i] ? "" : "const ") << storage_type(dt) << "* restrict data" << i << ", ";
+      kernel << (k_.written[i] ? "" : "const ") << storage_type(dt) << "* restrict data" << i << ", ";
     }
-    for (size_t i = 0; i < k_.var_vals.size(); i++) os << "const " << compute_type(var_dtype(i)) << " var" << i << ", ";
-    os << "int64_t gstart, int64_t gend) {\n  int err = 0;\n";
-    os << "  for (int64_t g = gstart; g < gend; g++) {\n" << b << "  }\n  return err;\n}\n\n";
-    os << "int " << k_.name << "_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend) {\n  return "
-       << k_.name << "(";
+    for (size_t i = 0; i < k_.vars.size(); i++) kernel << "const " << compute_type(var_dtype(i)) << " var" << i << ", ";
+    kernel << "int64_t gstart, int64_t gend) {\n  int err = 0;\n";
+    kernel << "  for (int64_t g = gstart; g < gend; g++) {\n" << body.str() << "  }\n  return err;\n}\n\n";
+    kernel << "int " << k_.name << "_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend) {\n"
+           << "  return " << k_.name << "(";
     for (size_t i = 0; i < k_.buffers.size(); i++)
-      os << "(" << storage_type(k_.buffers[i]->dtype) << "*)bufs[" << i << "], ";
-    for (size_t i = 0; i < k_.var_vals.size(); i++) os << "(" << compute_type(var_dtype(i)) << ")vars[" << i << "], ";
-    os << "gstart, gend);\n}\n";
+      kernel << "(" << storage_type(k_.buffers[i]->dtype) << "*)bufs[" << i << "], ";
+    // Floating-point arguments arrive as float64 bit patterns.
+    for (size_t i = 0; i < k_.vars.size(); i++) {
+      std::string v = "vars[" + std::to_string(i) + "]";
+      kernel << "(" << compute_type(var_dtype(i)) << ")" << (is_float(var_dtype(i)) ? "lg_bits_f64(" + v + ")" : v) << ", ";
+    }
+    kernel << "gstart, gend);\n}\n";
+    std::string k = kernel.str();
+    std::ostringstream os;
+    os << "#include <math.h>\n#include <stdint.h>\n";
+    for (const Helper& h : kHelpers)
+      if (k.find(h.name) != std::string::npos) os << h.code;
+    for (const auto& h : helpers_) os << h.second;
+    os << k;
     return os.str();
   }
 
@@ -154,7 +161,7 @@ class CRenderer {
   // The dtype of scalar argument i, from its DEFINE_VAR in the kernel.
   DType var_dtype(size_t i) {
     if (var_dtypes_.empty()) {
-      var_dtypes_.assign(k_.var_vals.size(), kInt64);
+      var_dtypes_.assign(k_.vars.size(), kInt64);
       std::unordered_set<const UOp*> seen;
       std::function<void(const UOpPtr&)> walk = [&](const UOpPtr& u) {
         if (!seen.insert(u.get()).second) return;
@@ -263,7 +270,14 @@ class CRenderer {
         return "exp2" + fs + "(" + s(0) + ")";
       }
       case Ops::LOG2: return "log2" + fs + "(" + s(0) + ")";
-      case Ops::SIN: return "sin" + fs + "(" + s(0) + ")";
+      case Ops::SIN: {
+        // cos(x) reaches us as sin(pi/2 + x * -1).
+        const UOpPtr& a = u->src[0];
+        if (a->op == Ops::ADD && a->src[0]->is_const() && a->src[0]->const_double() == std::numbers::pi / 2 &&
+            a->src[1]->op == Ops::MUL && a->src[1]->src[1]->is_const(-1))
+          return "cos" + fs + "(" + name(a->src[1]->src[0]) + ")";
+        return "sin" + fs + "(" + s(0) + ")";
+      }
       case Ops::SQRT: return "sqrt" + fs + "(" + s(0) + ")";
       case Ops::RECIPROCAL: return (f32 ? "1.0f / " : "1.0 / ") + s(0);
       case Ops::CAST: {

@@ -42,19 +42,16 @@ class Pool {
     pooled_ += bytes;
   }
 
-  ~Pool() {
-    for (auto& [bytes, p] : free_) std::free(p);
-  }
-
  private:
   std::mutex mu_;
   std::multimap<size_t, void*> free_;
   size_t pooled_ = 0;
 };
 
+// Never destroyed: buffers held by other static objects may be freed during static destruction.
 Pool& pool() {
-  static Pool p;
-  return p;
+  static Pool* p = new Pool();
+  return *p;
 }
 
 // aligned_alloc wants a multiple of the alignment, and never 0 bytes.

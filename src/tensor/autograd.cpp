@@ -44,12 +44,21 @@ struct LeafRegistry {
     return false;
   }
 };
+// The registries live until the process ends, never destroyed: the graphs they hold own buffers,
+// and other static objects may still drop tensors during static destruction.
 LeafRegistry& registry() {
-  static LeafRegistry r;
-  return r;
+  static LeafRegistry* r = new LeafRegistry();
+  return *r;
 }
 
 Tensor T(const UOpPtr& u) { return make_tensor(u); }
+
+// A constant broadcast to a shape (the frontend reshapes and expands scalars) equal to v.
+bool is_constant(const UOpPtr& u, double v) {
+  const UOp* x = u.get();
+  while (x->op == Ops::RESHAPE || x->op == Ops::EXPAND) x = x->src[0].get();
+  return x->is_const(v);
+}
 
 // Realized tensors that require grad: their buffer's view node -> the graph that computed it. The
 // graph is held (like the tensors PyTorch saves for backward) while the buffer node lives.
@@ -71,8 +80,8 @@ struct RealizedGraphs {
   }
 };
 RealizedGraphs& realized_graphs() {
-  static RealizedGraphs r;
-  return r;
+  static RealizedGraphs* r = new RealizedGraphs();
+  return *r;
 }
 
 // Inverse movement ops, on UOps (their shapes are already checked).
@@ -133,7 +142,14 @@ const std::unordered_map<Ops, Rule>& rules() {
     r[Ops::LOG2] = [src](const Tensor& g, const UOpPtr& n) {
       return std::vector<UOpPtr>{(g / (src(n, 0) * std::numbers::ln2)).uop()};
     };
-    r[Ops::SIN] = [src](const Tensor& g, const UOpPtr& n) { return std::vector<UOpPtr>{(g * src(n, 0).cos()).uop()}; };
+    r[Ops::SIN] = [src](const Tensor& g, const UOpPtr& n) {
+      // cos(a); when a is pi/2 - y (this SIN is a cos), that is sin(y), exact where pi/2 - y is not.
+      const UOpPtr& a = n->src[0];
+      if (a->op == Ops::ADD && is_constant(a->src[0], std::numbers::pi / 2) && a->src[1]->op == Ops::MUL &&
+          is_constant(a->src[1]->src[1], -1))
+        return std::vector<UOpPtr>{(g * T(a->src[1]->src[0]).sin()).uop()};
+      return std::vector<UOpPtr>{(g * src(n, 0).cos()).uop()};
+    };
     r[Ops::SQRT] = [](const Tensor& g, const UOpPtr& n) { return std::vector<UOpPtr>{(g / (T(n) * 2)).uop()}; };
     r[Ops::RECIPROCAL] = [](const Tensor& g, const UOpPtr& n) {
       Tensor out = T(n);

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "ir/variable_state.h"
 #include "tensor/tensor_impl.h"
 
 namespace lazygrad {
@@ -21,7 +22,14 @@ Tensor broadcast_const(UOpPtr c, const Shape& shape) {
 }
 
 Tensor iota(int64_t n, DType dtype) { return make_tensor(make_uop(Ops::IOTA, dtype, {}, n)); }
-Tensor var(uint64_t value) { return make_tensor(make_uop(Ops::VAR, kUInt64, {}, static_cast<int64_t>(value))); }
+// A kernel argument holding one draw's counter or the key.
+Tensor var(uint64_t value, VariableKind kind) {
+  auto state = std::make_shared<VariableState>();
+  state->bits = static_cast<int64_t>(value);
+  state->dtype = kUInt64;
+  state->kind = kind;
+  return make_tensor(make_uop(Ops::VAR, kUInt64, {}, state));
+}
 
 // The counter-based generator: Widynski's "squares" (four rounds of 64-bit square and rotate),
 // evaluated per element from (counter, key), so any THREADS value gives the same numbers.
@@ -45,9 +53,9 @@ Rng& rng() {
 Tensor random_bits(int64_t n) {
   Rng& r = rng();
   // Counter and key are kernel arguments: every draw of a shape runs the same compiled kernel.
-  Tensor ctr = iota(n, kUInt64) + var(r.counter);
+  Tensor ctr = iota(n, kUInt64) + var(r.counter, VariableKind::RngCounter);
   r.counter += static_cast<uint64_t>(n);
-  Tensor key = var(r.key);
+  Tensor key = var(r.key, VariableKind::RngKey);
   auto rot = [](const Tensor& x) { return (x >> 32) | (x << 32); };
   Tensor x = ctr * key, y = x, z = y + key;
   x = rot(x * x + y);

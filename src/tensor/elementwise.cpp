@@ -227,10 +227,10 @@ Tensor Tensor::reciprocal() const { return unary(Ops::RECIPROCAL, as_float(*this
 Tensor Tensor::exp() const { return as_float(*this).mul(kLog2E).exp2(); }
 Tensor Tensor::log() const { return log2().mul(kLn2); }
 Tensor Tensor::cos() const {
-  // cos(x) = sin(pi/2 - x), with the subtraction in float64: in float32 it would round away the
-  // low bits of large arguments.
+  // cos(x) = sin(pi/2 - x). The renderer turns this exact shape back into libm's cos: computed as
+  // written, pi/2 - x would round away the low bits of a large x.
   Tensor x = as_float(*this);
-  return (scalar_tensor(std::numbers::pi / 2, kFloat64) - x.to(kFloat64)).sin().to(x.dtype());
+  return (scalar_tensor(std::numbers::pi / 2, x.dtype()) - x).sin();
 }
 Tensor Tensor::relu() const {
   if (dtype() == kBool) return same_values(*this);
