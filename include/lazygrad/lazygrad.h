@@ -2,14 +2,10 @@
 #pragma once
 
 #include "lazygrad/counters.h"
-#include "lazygrad/data.h"
 #include "lazygrad/dtype.h"
 #include "lazygrad/error.h"
 #include "lazygrad/gradcheck.h"
-#include "lazygrad/nn.h"
-#include "lazygrad/optim.h"
 #include "lazygrad/runtime.h"
-#include "lazygrad/safetensors.h"
 #include "lazygrad/scalar.h"
 #include "lazygrad/state_dict.h"
 #include "lazygrad/tensor.h"
