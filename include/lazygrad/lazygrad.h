@@ -5,6 +5,7 @@
 #include "lazygrad/dtype.h"
 #include "lazygrad/error.h"
 #include "lazygrad/gradcheck.h"
+#include "lazygrad/jit.h"
 #include "lazygrad/runtime.h"
 #include "lazygrad/scalar.h"
 #include "lazygrad/state_dict.h"

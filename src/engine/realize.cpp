@@ -89,6 +89,45 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
 
 }  // namespace
 
+std::vector<ExecItem>*& capture_slot() {
+  static std::vector<ExecItem>* capture = nullptr;
+  return capture;
+}
+
+void set_capture(std::vector<ExecItem>* capture) { capture_slot() = capture; }
+
+double run_item(const ExecItem& item) {
+  std::vector<void*> ptrs;
+  int64_t bytes = 0;
+  for (const auto& b : item.buffers) {
+    ptrs.push_back(b->data());
+    bytes += static_cast<int64_t>(b->nbytes());
+  }
+  if (item.global_size == 0) return 0;  // an empty tensor: nothing to compute
+  std::vector<int64_t> vars;  // read now: a Variable set after the graph was built still counts
+  for (const auto& v : item.vars) vars.push_back(v->bits.load());
+  auto t0 = std::chrono::steady_clock::now();
+  int err = item.program->launch(ptrs, vars, item.global_size, item.work_per_item);
+  double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  int64_t flops = item.flops_per_item * item.global_size;
+  GlobalCounters::kernel_count++;
+  GlobalCounters::global_ops += flops;
+  GlobalCounters::global_mem += bytes;
+  GlobalCounters::time_sum_s += dt;
+  if (debug_at(2)) {
+    char line[256];
+    std::snprintf(line, sizeof line, "*** CPU %4lld %-28s global %-10lld %9.2f us %8.2f GFLOP/s %8.2f GB/s",
+                  static_cast<long long>(GlobalCounters::kernel_count), item.name.c_str(),
+                  static_cast<long long>(item.global_size), dt * 1e6, dt > 0 ? flops / dt * 1e-9 : 0.0,
+                  dt > 0 ? bytes / dt * 1e-9 : 0.0);
+    debug_log(2, line);
+  }
+  // The kernel's error flag: bit 0 from an integer //, bit 1 from an integer %.
+  if (err) throw Error(std::string(err & 1 ? "floor_divide (//)" : "remainder (%)") +
+                       ": integer division by zero in kernel " + item.name);
+  return dt;
+}
+
 std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets) {
   auto t_start = std::chrono::steady_clock::now();
   int64_t compiles_before = GlobalCounters::compile_count;
@@ -99,36 +138,11 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets) {
   int launched = 0;
   for (size_t i = 0; i < sched.kernels.size(); i++) {
     Kernel k = std::move(sched.kernels[i]);  // released after this step: intermediates free early
-    std::vector<void*> ptrs;
-    int64_t bytes = 0;
-    for (const auto& b : k.buffers) {
-      ptrs.push_back(b->data());
-      bytes += static_cast<int64_t>(b->nbytes());
-    }
-    if (k.global_size == 0) continue;  // an empty tensor: nothing to compute
-    auto t0 = std::chrono::steady_clock::now();
-    std::vector<int64_t> vars;  // read now: a Variable set after the graph was built still counts
-    for (const auto& v : k.vars) vars.push_back(v->bits.load());
-    int err = compiled[i]->program->launch(ptrs, vars, k.global_size, k.work_per_item);
-    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    int64_t flops = compiled[i]->flops_per_item * k.global_size;
-    GlobalCounters::kernel_count++;
-    GlobalCounters::global_ops += flops;
-    GlobalCounters::global_mem += bytes;
-    GlobalCounters::time_sum_s += dt;
-    run_s += dt;
-    launched++;
-    if (debug_at(2)) {
-      char line[256];
-      std::snprintf(line, sizeof line, "*** CPU %4lld %-28s global %-10lld %9.2f us %8.2f GFLOP/s %8.2f GB/s",
-                    static_cast<long long>(GlobalCounters::kernel_count), k.name.c_str(),
-                    static_cast<long long>(k.global_size), dt * 1e6, dt > 0 ? flops / dt * 1e-9 : 0.0,
-                    dt > 0 ? bytes / dt * 1e-9 : 0.0);
-      debug_log(2, line);
-    }
-    // The kernel's error flag: bit 0 from an integer //, bit 1 from an integer %.
-    if (err) throw Error(std::string(err & 1 ? "floor_divide (//)" : "remainder (%)") +
-                         ": integer division by zero in kernel " + k.name);
+    ExecItem item{k.name, compiled[i]->program, std::move(k.buffers), std::move(k.vars), k.global_size,
+                  k.work_per_item, compiled[i]->flops_per_item};
+    if (item.global_size > 0) launched++;
+    run_s += run_item(item);
+    if (capture_slot()) capture_slot()->push_back(std::move(item));
   }
   if (debug_at(1)) {
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();

@@ -1,6 +1,8 @@
 // Realize: schedule, compile (in parallel, through the disk cache), run, and report.
 #pragma once
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "ir/uop.h"
@@ -11,5 +13,22 @@ namespace lazygrad {
 // Contract: each target is held by exactly two references that the caller replaces or drops
 // afterwards (its owner and the vector); the scheduler counts any other holder as a later reader.
 std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets);
+
+class Program;
+
+// One kernel launch, ready to run again: what the Jit captures and replays.
+struct ExecItem {
+  std::string name;
+  std::shared_ptr<Program> program;
+  std::vector<std::shared_ptr<Buffer>> buffers;
+  std::vector<std::shared_ptr<VariableState>> vars;  // read at each launch
+  int64_t global_size = 0, work_per_item = 1, flops_per_item = 0;
+};
+
+// Launches one item (counters, DEBUG=2, kernel errors as lazygrad::Error); returns its seconds.
+double run_item(const ExecItem& item);
+
+// While set, every item realize launches is appended to *capture (null stops capturing).
+void set_capture(std::vector<ExecItem>* capture);
 
 }  // namespace lazygrad

@@ -5,6 +5,7 @@
 #include "engine/schedule.h"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <set>
@@ -106,7 +107,11 @@ std::unordered_set<const Buffer*> buffers_read_later(const std::vector<UOpPtr>& 
   return out;
 }
 
+std::atomic<int64_t> copy_on_writes{0};
+
 }  // namespace
+
+int64_t copy_on_write_count() { return copy_on_writes.load(); }
 
 Schedule create_schedule(const std::vector<UOpPtr>& targets) {
   const std::unordered_set<const Buffer*> read_later = buffers_read_later(targets);
@@ -142,6 +147,7 @@ Schedule create_schedule(const std::vector<UOpPtr>& targets) {
           continue;
         }
         debug_log(3, "schedule: assign writes a new buffer: the old one is still read by a pending graph");
+        copy_on_writes++;
       }
       buffers[u] = std::make_shared<Buffer>("CPU", u->dtype, u->numel());
     }

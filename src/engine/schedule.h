@@ -17,6 +17,10 @@ struct Schedule {
 
 Schedule create_schedule(const std::vector<UOpPtr>& targets);
 
+// How many assigns so far wrote a new buffer instead of their target's (copy-on-write); the Jit
+// refuses to capture a step that does, since its replays would keep reading the old buffer.
+int64_t copy_on_write_count();
+
 // A BUFFER node over b, viewed with `shape` (a RESHAPE when shape is not 1-D).
 UOpPtr buffer_view(const std::shared_ptr<Buffer>& b, const Shape& shape);
 

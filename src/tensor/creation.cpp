@@ -33,25 +33,18 @@ Tensor var(uint64_t value, VariableKind kind) {
 
 // The counter-based generator: Widynski's "squares" (four rounds of 64-bit square and rotate),
 // evaluated per element from (counter, key), so any THREADS value gives the same numbers.
-struct Rng {
-  uint64_t key = 0, counter = 0;
-  void seed(uint64_t s) {
-    uint64_t z = s + 0x9e3779b97f4a7c15ULL;  // splitmix64 spreads the seed over the key's bits
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    key = (z ^ (z >> 31)) | 1;
-    counter = 0;
-  }
-  Rng() { seed(0); }
-};
-Rng& rng() {
-  static Rng r;
-  return r;
+void seed(RngState& r, uint64_t s) {
+  uint64_t z = s + 0x9e3779b97f4a7c15ULL;  // splitmix64 spreads the seed over the key's bits
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  r.key = (z ^ (z >> 31)) | 1;
+  r.counter = 0;
 }
+RngState& rng() { return rng_state(); }
 
 // n uniformly random 32-bit values (as uint64), the next n counters of the generator.
 Tensor random_bits(int64_t n) {
-  Rng& r = rng();
+  RngState& r = rng();
   // Counter and key are kernel arguments: every draw of a shape runs the same compiled kernel.
   Tensor ctr = iota(n, kUInt64) + var(r.counter, VariableKind::RngCounter);
   r.counter += static_cast<uint64_t>(n);
@@ -86,6 +79,15 @@ int64_t numel_of(const Shape& shape) {
 }
 
 }  // namespace
+
+RngState& rng_state() {
+  static RngState r = [] {
+    RngState s;
+    seed(s, 0);
+    return s;
+  }();
+  return r;
+}
 
 Tensor Tensor::full(const Shape& shape, Scalar value, std::optional<DType> dtype) {
   check_shape(shape, "full");
@@ -140,7 +142,7 @@ Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype) {
   return r.eq(c).to(dtype);
 }
 
-void Tensor::manual_seed(uint64_t seed) { rng().seed(seed); }
+void Tensor::manual_seed(uint64_t s) { seed(rng(), s); }
 
 Tensor Tensor::rand(const Shape& shape, DType dtype) {
   check_shape(shape, "rand");

@@ -43,6 +43,12 @@ void remember_graph(const TensorImpl& impl, const UOpPtr& before, const UOpPtr& 
 // Drops the kept graphs of realized tensors that are gone: they hold old buffers, and the
 // scheduler would count them as readers that stop an update from writing in place.
 void forget_dead_graphs();
+
+// The random generator's state: the next counter and the key (the Jit moves replays' draws on).
+struct RngState {
+  uint64_t key = 0, counter = 0;
+};
+RngState& rng_state();
 Tensor make_view(const Tensor& t, Ops op, std::vector<int64_t> arg, Shape shape);  // a view of t
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
 std::vector<int64_t> normalize_axes(const Axes& axes, int64_t ndim, const char* op);

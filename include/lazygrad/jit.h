@@ -1,0 +1,33 @@
+// Jit (tinygrad's TinyJit): the second call of a step function is captured as the list of kernels
+// it launched; later calls replay that list on the new inputs' buffers, with no scheduling, no code
+// generation and no compiler. Values that change between steps must be Variables (learning rates),
+// random draws (their counters move on) or input tensors; everything else is baked in.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "lazygrad/tensor.h"
+
+namespace lazygrad {
+
+class Jit {
+ public:
+  using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+  explicit Jit(Fn fn);
+
+  // Calls fn, or replays it from the third call on. Inputs must keep their shapes and dtypes; the
+  // returned tensors are the captured output buffers, overwritten by the next call (copy what you keep).
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
+
+  int calls() const;
+  size_t captured_kernels() const;  // 0 until the second call
+  void reset();                     // forget the capture: the next calls run fn again
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace lazygrad

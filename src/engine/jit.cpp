@@ -1,0 +1,142 @@
+// The Jit: call 1 runs the function (compiling what it needs), call 2 runs it again while recording
+// every kernel launch, calls 3+ launch the recording with the new inputs' buffers swapped in.
+#include "lazygrad/jit.h"
+
+#include <unordered_map>
+
+#include "engine/realize.h"
+#include "engine/schedule.h"
+#include "ir/variable_state.h"
+#include "runtime/buffer.h"
+#include "tensor/tensor_impl.h"
+
+namespace lazygrad {
+
+struct Jit::State {
+  Fn fn;
+  int calls = 0;
+  std::vector<ExecItem> items;
+  std::vector<const Buffer*> input_buffers;  // as captured, by input position
+  std::vector<std::pair<Shape, DType>> input_types;
+  std::vector<UOpPtr> outputs;  // views of the captured output buffers
+  uint64_t rng_start = 0, rng_used = 0;
+  std::vector<std::pair<std::shared_ptr<VariableState>, int64_t>> rng_counters;  // with captured value
+};
+
+namespace {
+
+// The input as a realized, contiguous buffer of its own; its Buffer.
+std::pair<Tensor, std::shared_ptr<Buffer>> as_buffer(const Tensor& t, size_t i) {
+  require(t.defined(), "Jit: input " + std::to_string(i) + " is undefined");
+  Tensor c = t.contiguous();
+  c.realize();
+  UOpPtr u = c.uop();
+  const UOp* b = contiguous_buffer_node(u.get());
+  require(b != nullptr, "Jit: input " + std::to_string(i) + " is not a buffer after realize");
+  return {c, b->as<std::shared_ptr<Buffer>>()};
+}
+
+std::vector<Tensor> run_eagerly(const Jit::Fn& fn, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> out = fn(inputs);
+  realize(out);
+  return out;
+}
+
+}  // namespace
+
+Jit::Jit(Fn fn) : state_(std::make_shared<State>()) { state_->fn = std::move(fn); }
+
+int Jit::calls() const { return state_->calls; }
+size_t Jit::captured_kernels() const { return state_->items.size(); }
+
+void Jit::reset() {
+  Fn fn = state_->fn;
+  state_ = std::make_shared<State>();
+  state_->fn = std::move(fn);
+}
+
+std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
+  State& s = *state_;
+  s.calls++;
+  std::vector<Tensor> ins;
+  std::vector<std::shared_ptr<Buffer>> bufs;
+  for (size_t i = 0; i < inputs.size(); i++) {
+    auto [t, b] = as_buffer(inputs[i], i);
+    for (const auto& other : bufs)
+      require(other != b, "Jit: inputs " + std::to_string(i) + " and another share one buffer; pass distinct tensors");
+    ins.push_back(t);
+    bufs.push_back(b);
+  }
+  if (s.calls == 1) return run_eagerly(s.fn, ins);
+
+  if (s.calls == 2) {
+    // Capture: the same run, with every launch recorded.
+    int64_t cow_before = copy_on_write_count();
+    RngState& rng = rng_state();
+    s.rng_start = rng.counter;
+    std::vector<Tensor> out;
+    set_capture(&s.items);
+    try {
+      out = run_eagerly(s.fn, ins);
+    } catch (...) {
+      set_capture(nullptr);
+      s.items.clear();
+      throw;
+    }
+    set_capture(nullptr);
+    s.rng_used = rng.counter - s.rng_start;
+    if (copy_on_write_count() != cow_before) {
+      s.items.clear();
+      throw Error(
+          "Jit: the step updated a tensor whose old value a live lazy tensor still reads, so the update went to a new "
+          "buffer and a replay would read stale data; drop such tensors (e.g. the gradients, with zero_grad()) "
+          "before the step's realize");
+    }
+    for (size_t i = 0; i < ins.size(); i++) {
+      s.input_buffers.push_back(bufs[i].get());
+      s.input_types.emplace_back(ins[i].shape(), ins[i].dtype());
+    }
+    for (const auto& t : out) s.outputs.push_back(t.uop());
+    for (const auto& item : s.items)
+      for (const auto& v : item.vars)
+        if (v->kind == VariableKind::RngCounter) s.rng_counters.emplace_back(v, v->bits.load());
+    return out;
+  }
+
+  // Replay.
+  require(ins.size() == s.input_types.size(), "Jit: captured with " + std::to_string(s.input_types.size()) +
+                                                  " inputs, called with " + std::to_string(ins.size()));
+  for (size_t i = 0; i < ins.size(); i++) {
+    const auto& [shape, dtype] = s.input_types[i];
+    require(ins[i].shape() == shape && ins[i].dtype() == dtype,
+            "Jit: input " + std::to_string(i) + " was " + shape_str(shape) + " " + std::string(dtype_name(dtype)) +
+                " when captured, now " + shape_str(ins[i].shape()) + " " + std::string(dtype_name(ins[i].dtype())));
+  }
+  std::unordered_map<const Buffer*, std::shared_ptr<Buffer>> swap;
+  for (size_t i = 0; i < ins.size(); i++) swap[s.input_buffers[i]] = bufs[i];
+  // Random draws continue from where the generator is now, with the current key.
+  RngState& rng = rng_state();
+  int64_t shift = static_cast<int64_t>(rng.counter - s.rng_start);
+  for (auto& [state, captured] : s.rng_counters) state->bits = captured + shift;
+  for (const auto& item : s.items)
+    for (const auto& v : item.vars)
+      if (v->kind == VariableKind::RngKey) v->bits = static_cast<int64_t>(rng.key);
+  rng.counter += s.rng_used;
+  for (const ExecItem& item : s.items) {
+    bool swapped = false;
+    for (const auto& b : item.buffers) swapped |= swap.count(b.get()) > 0;
+    if (!swapped) {
+      run_item(item);
+      continue;
+    }
+    ExecItem with_inputs = item;
+    for (auto& b : with_inputs.buffers)
+      if (auto it = swap.find(b.get()); it != swap.end()) b = it->second;
+    run_item(with_inputs);
+  }
+  std::vector<Tensor> out;
+  for (const auto& u : s.outputs) out.push_back(Tensor::from_uop(u));
+  return out;
+}
+
+}  // namespace lazygrad
