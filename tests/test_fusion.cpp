@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ir/uop.h"
+#include "lazygrad/variable.h"
 
 using namespace lazygrad;
 
@@ -171,4 +172,17 @@ TEST(Fusion, ViewsOfComputedValuesInsideOneKernel) {
   EXPECT_EQ(kernels_to_realize(z), 1);
   auto v = y.to_vector<float>(), out = z.to_vector<float>();
   for (int i = 0; i < 6; i++) EXPECT_FLOAT_EQ(out[i], v[5 - i] * 2 + 1);
+}
+
+TEST(Fusion, AGraphBuiltBeforeARealizeReadsItsResult) {
+  // w holds z's pending assign; realizing z runs it. Computing w later reads z's buffer: the
+  // assign is not applied a second time (and a Variable changed since is not read again).
+  Tensor z = Tensor::from_vector(std::vector<float>{1, 2}, {2});
+  Variable v(1.0);
+  z.assign(z + v.tensor());
+  Tensor w = z * 2;
+  z.realize();
+  v.set(100.0);
+  EXPECT_EQ(w.to_vector<float>(), (std::vector<float>{4, 6}));
+  EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{2, 3}));
 }

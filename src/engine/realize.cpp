@@ -153,6 +153,7 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets) {
                   (GlobalCounters::compile_s - compile_s_before) * 1e3);
     debug_log(1, line);
   }
+  remember_realized(sched.computed);
   std::vector<UOpPtr> out;
   for (const auto& t : targets) {
     auto it = sched.becomes.find(t.get());

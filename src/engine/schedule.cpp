@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <functional>
 #include <map>
 #include <set>
@@ -109,12 +110,71 @@ std::unordered_set<const Buffer*> buffers_read_later(const std::vector<UOpPtr>& 
 
 std::atomic<int64_t> copy_on_writes{0};
 
+// Assigns run by an earlier realize -> the view of the buffer holding their result. A graph built
+// before that realize still contains them: it reads that buffer instead of applying the assign a
+// second time (tinygrad keeps a similar "becomes" map). Weak keys: an entry lives while some graph
+// still holds its node.
+struct RealizedNodes {
+  std::mutex mu;
+  std::unordered_map<const UOp*, std::pair<std::weak_ptr<const UOp>, UOpPtr>> map;
+};
+RealizedNodes& realized_nodes() {
+  static RealizedNodes* r = new RealizedNodes();  // never destroyed: its views own buffers
+  return *r;
+}
+
+// The graphs of the targets with every node computed earlier replaced by its buffer's view; `old_of`
+// maps each new node back to the node it replaces.
+std::vector<UOpPtr> substitute_realized(const std::vector<UOpPtr>& targets,
+                                        std::unordered_map<const UOp*, UOpPtr>& old_of) {
+  RealizedNodes& r = realized_nodes();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.map.empty()) return targets;
+  std::unordered_map<const UOp*, UOpPtr> done;
+  std::function<UOpPtr(const UOpPtr&)> visit = [&](const UOpPtr& u) -> UOpPtr {
+    if (auto it = done.find(u.get()); it != done.end()) return it->second;
+    UOpPtr out;
+    if (auto it = r.map.find(u.get()); it != r.map.end()) {
+      out = it->second.second;
+    } else {
+      std::vector<UOpPtr> src;
+      bool changed = false;
+      for (const auto& s : u->src) {
+        src.push_back(visit(s));
+        changed |= src.back() != s;
+      }
+      out = changed ? make_uop_with_shape(u->op, u->dtype, std::move(src), u->arg, u->shape) : u;
+    }
+    if (out != u) old_of[out.get()] = u;
+    return done[u.get()] = out;
+  };
+  std::vector<UOpPtr> out;
+  for (const auto& t : targets) out.push_back(visit(t));
+  return out;
+}
+
+// Entries whose node no graph holds any more: their views would count as readers of their buffers.
+void forget_dead_realized() {
+  RealizedNodes& r = realized_nodes();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::erase_if(r.map, [](const auto& kv) { return kv.second.first.expired(); });
+}
+
 }  // namespace
+
+void remember_realized(const std::vector<std::pair<UOpPtr, UOpPtr>>& computed) {
+  RealizedNodes& r = realized_nodes();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& [node, view] : computed) r.map[node.get()] = {node, view};
+}
 
 int64_t copy_on_write_count() { return copy_on_writes.load(); }
 
-Schedule create_schedule(const std::vector<UOpPtr>& targets) {
-  const std::unordered_set<const Buffer*> read_later = buffers_read_later(targets);
+Schedule create_schedule(const std::vector<UOpPtr>& original_targets) {
+  forget_dead_realized();
+  const std::unordered_set<const Buffer*> read_later = buffers_read_later(original_targets);
+  std::unordered_map<const UOp*, UOpPtr> old_of;
+  const std::vector<UOpPtr> targets = substitute_realized(original_targets, old_of);
   RealizeSet realize;
   for (const auto& t : targets)
     if (!is_buffer_view(t.get())) realize.emplace(t.get(), t);
@@ -192,9 +252,21 @@ Schedule create_schedule(const std::vector<UOpPtr>& targets) {
   };
   for (const auto& [u, k] : kernels) place(u);
 
-  for (const auto& t : targets) {
-    if (!realize.count(t.get())) continue;
-    sched.becomes[t.get()] = in_place.count(t.get()) ? t->src[0] : buffer_view(buffers[t.get()], t->shape);
+  auto view_of = [&](const UOp* u, const UOpPtr& node) {
+    return in_place.count(u) ? node->src[0] : buffer_view(buffers[u], node->shape);
+  };
+  for (size_t i = 0; i < targets.size(); i++) {
+    const UOpPtr& t = targets[i];
+    if (realize.count(t.get())) sched.becomes[original_targets[i].get()] = view_of(t.get(), t);
+    else if (t != original_targets[i]) sched.becomes[original_targets[i].get()] = t;  // computed before
+  }
+  // Assigns are remembered (a graph holding one must not apply it again); a pure value held by a
+  // graph built earlier is simply computed again there.
+  for (const auto& [u, node] : realize) {
+    if (u->op != Ops::ASSIGN) continue;
+    UOpPtr view = view_of(u, node);
+    sched.computed.emplace_back(node, view);
+    if (auto it = old_of.find(u); it != old_of.end()) sched.computed.emplace_back(it->second, view);
   }
   if (debug_at(3)) {
     std::ostringstream os;

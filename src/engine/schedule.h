@@ -13,7 +13,13 @@ struct Schedule {
   std::vector<Kernel> kernels;  // in execution order
   // What each realized target is now: a view of its buffer.
   std::unordered_map<const UOp*, UOpPtr> becomes;
+  // The assigns this schedule runs, with their buffers' views: once the kernels ran, a graph still
+  // holding one reads the buffer instead of applying it again (remember_realized).
+  std::vector<std::pair<UOpPtr, UOpPtr>> computed;
 };
+
+// After a schedule ran: its computed nodes read as their buffers from now on, in any graph.
+void remember_realized(const std::vector<std::pair<UOpPtr, UOpPtr>>& computed);
 
 Schedule create_schedule(const std::vector<UOpPtr>& targets);
 
