@@ -23,6 +23,7 @@ build: deps
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
+	@bash scripts/install-deps.sh dataset-fashion-mnist
 	DEBUG=2 ./$(BUILD)/example_demo
 
 # After the tests: how many kernels this run compiled and the compiler's time (the budget to watch),

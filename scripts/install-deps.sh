@@ -5,7 +5,7 @@ set -euo pipefail
 
 # The build and the tests need only these; the fixtures the tests read are committed. Extra packages
 # can be named on the command line (`make fixtures` adds python3-torch and python3-numpy).
-packages=(build-essential cmake libgtest-dev "$@")
+packages=(build-essential cmake libgtest-dev zlib1g-dev "$@")
 
 if ! command -v dpkg >/dev/null; then
   echo "install-deps: not a Debian system; make sure these are installed: ${packages[*]}" >&2

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "lazygrad/counters.h"
+#include "lazygrad/data.h"
 #include "lazygrad/dtype.h"
 #include "lazygrad/error.h"
 #include "lazygrad/gradcheck.h"
