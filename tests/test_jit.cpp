@@ -3,6 +3,7 @@
 #include <lazygrad/lazygrad.h>
 
 #include <cmath>
+#include <memory>
 #include <numbers>
 
 using namespace lazygrad;
@@ -102,4 +103,58 @@ TEST(Jit, RefusesToCaptureAStepThatCopiesOnWrite) {
   });
   f({Tensor::ones({4})});
   EXPECT_THROW(f({Tensor::ones({4})}), Error);
+}
+
+namespace {
+
+// Adam under a cosine schedule, with dropout: the optimizer's step count and bias corrections live
+// on the host and advance before each replay (Jit::on_replay); the scheduler runs outside the step.
+struct AdamTrainer {
+  Tensor w1, w2;
+  std::unique_ptr<optim::Adam> opt;
+  std::unique_ptr<optim::CosineAnnealingLR> sched;
+  AdamTrainer() {
+    Tensor::manual_seed(6);
+    w1 = (Tensor::randn({8, 6}) * 0.3).requires_grad(true);
+    w2 = (Tensor::randn({3, 8}) * 0.3).requires_grad(true);
+    opt = std::make_unique<optim::Adam>(std::vector<Tensor>{w1, w2}, 0.01);
+    sched = std::make_unique<optim::CosineAnnealingLR>(*opt, 20);
+  }
+  std::vector<Tensor> train_step(const std::vector<Tensor>& in) {
+    Tensor loss = in[0].linear(w1).relu().dropout(0.2).linear(w2).cross_entropy(in[1]);
+    loss.backward();
+    opt->step({loss});
+    opt->zero_grad();
+    return {loss};
+  }
+};
+
+}  // namespace
+
+TEST(Jit, AdamWithACosineScheduleAndDropoutEqualsTheEagerRun) {
+  Tensor::manual_seed(10);
+  std::vector<Tensor> xs, ys;
+  for (int i = 0; i < 20; i++) {
+    xs.push_back(Tensor::randn({4, 6}).realize());
+    ys.push_back(Tensor::randint(0, 3, {4}).realize());
+  }
+  AdamTrainer eager, jitted;
+  Jit step([&](const std::vector<Tensor>& in) { return jitted.train_step(in); });
+  std::vector<float> eager_losses, jit_losses;
+  Tensor::manual_seed(43);
+  for (int i = 0; i < 20; i++) {
+    eager_losses.push_back(eager.train_step({xs[i], ys[i]})[0].item<float>());
+    eager.sched->step();
+  }
+  Tensor::manual_seed(43);
+  int64_t compiles_after_capture = 0;
+  for (int i = 0; i < 20; i++) {
+    jit_losses.push_back(step({xs[i], ys[i]})[0].item<float>());
+    jitted.sched->step();
+    if (i == 1) compiles_after_capture = GlobalCounters::compile_count;
+  }
+  EXPECT_EQ(GlobalCounters::compile_count, compiles_after_capture) << "a replay compiled a kernel";
+  for (int i = 0; i < 20; i++) EXPECT_NEAR(jit_losses[i], eager_losses[i], 1e-5) << "step " << i;
+  auto a = eager.w2.to_vector<float>(), b = jitted.w2.to_vector<float>();
+  for (size_t k = 0; k < a.size(); k++) EXPECT_NEAR(a[k], b[k], 1e-5);
 }

@@ -21,6 +21,11 @@ class Jit {
   // returned tensors are the captured output buffers, overwritten by the next call (copy what you keep).
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
 
+  // Called by code that keeps host-side state for its kernels (an optimizer's step count and bias
+  // corrections, set into Variables): while a Jit captures, `hook` is recorded and runs again before
+  // every replay, in order; outside a capture this does nothing.
+  static void on_replay(std::function<void()> hook);
+
   int calls() const;
   size_t captured_kernels() const;  // 0 until the second call
   void reset();                     // forget the capture: the next calls run fn again

@@ -73,6 +73,10 @@ class Optimizer {
   // Records the update of parameter i, whose gradient is `grad`, with assign (NoGrad is active), and
   // appends the parameter and the state tensors it assigned to `targets`.
   virtual void update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) = 0;
+  // Moves parameter i's host-side state to its next step (step count, the Variables the update
+  // reads: learning rate, bias corrections). Separate from update() because a Jit replay runs only
+  // this part again (the kernels are replayed).
+  virtual void advance(size_t i) = 0;
   // A zero tensor shaped and typed like parameter i, backed by a buffer of its own (no kernel).
   Tensor zero_state(size_t i) const;
   // A Variable of the dtype parameter i computes in (float64 for float64 parameters, else float32).
@@ -99,6 +103,7 @@ class SGD : public Optimizer {
 
  private:
   void update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) override;
+  void advance(size_t i) override;
   struct ParamState {
     Tensor momentum_buffer;  // undefined until the first step with momentum
     Variable lr{0}, momentum{0};
@@ -126,6 +131,7 @@ class Adam : public Optimizer {
 
  private:
   void update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) override;
+  void advance(size_t i) override;
   struct ParamState {
     Tensor exp_avg, exp_avg_sq, max_exp_avg_sq;
     int64_t step = 0;  // per parameter, as PyTorch counts it
@@ -159,6 +165,7 @@ class LAMB : public Optimizer {
 
  private:
   void update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) override;
+  void advance(size_t i) override;
   struct ParamState {
     Tensor exp_avg, exp_avg_sq;
     int64_t step = 0;

@@ -15,7 +15,7 @@ namespace lazygrad {
 struct Jit::State {
   Fn fn;
   int calls = 0;
-  std::vector<ExecItem> items;
+  Capture capture;
   std::vector<const Buffer*> input_buffers;  // as captured, by input position
   std::vector<std::pair<Shape, DType>> input_types;
   std::vector<UOpPtr> outputs;  // views of the captured output buffers
@@ -47,7 +47,11 @@ std::vector<Tensor> run_eagerly(const Jit::Fn& fn, const std::vector<Tensor>& in
 Jit::Jit(Fn fn) : state_(std::make_shared<State>()) { state_->fn = std::move(fn); }
 
 int Jit::calls() const { return state_->calls; }
-size_t Jit::captured_kernels() const { return state_->items.size(); }
+
+void Jit::on_replay(std::function<void()> hook) {
+  if (Capture* c = current_capture()) c->replay_hooks.push_back(std::move(hook));
+}
+size_t Jit::captured_kernels() const { return state_->capture.items.size(); }
 
 void Jit::reset() {
   Fn fn = state_->fn;
@@ -75,18 +79,18 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
     RngState& rng = rng_state();
     s.rng_start = rng.counter;
     std::vector<Tensor> out;
-    set_capture(&s.items);
+    set_capture(&s.capture);
     try {
       out = run_eagerly(s.fn, ins);
     } catch (...) {
       set_capture(nullptr);
-      s.items.clear();
+      s.capture = Capture();
       throw;
     }
     set_capture(nullptr);
     s.rng_used = rng.counter - s.rng_start;
     if (copy_on_write_count() != cow_before) {
-      s.items.clear();
+      s.capture = Capture();
       throw Error(
           "Jit: the step updated a tensor whose old value a live lazy tensor still reads, so the update went to a new "
           "buffer and a replay would read stale data; drop such tensors (e.g. the gradients, with zero_grad()) "
@@ -97,7 +101,7 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
       s.input_types.emplace_back(ins[i].shape(), ins[i].dtype());
     }
     for (const auto& t : out) s.outputs.push_back(t.uop());
-    for (const auto& item : s.items)
+    for (const auto& item : s.capture.items)
       for (const auto& v : item.vars)
         if (v->kind == VariableKind::RngCounter) s.rng_counters.emplace_back(v, v->bits.load());
     return out;
@@ -118,11 +122,12 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
   RngState& rng = rng_state();
   int64_t shift = static_cast<int64_t>(rng.counter - s.rng_start);
   for (auto& [state, captured] : s.rng_counters) state->bits = captured + shift;
-  for (const auto& item : s.items)
+  for (const auto& item : s.capture.items)
     for (const auto& v : item.vars)
       if (v->kind == VariableKind::RngKey) v->bits = static_cast<int64_t>(rng.key);
   rng.counter += s.rng_used;
-  for (const ExecItem& item : s.items) {
+  for (const auto& hook : s.capture.replay_hooks) hook();
+  for (const ExecItem& item : s.capture.items) {
     bool swapped = false;
     for (const auto& b : item.buffers) swapped |= swap.count(b.get()) > 0;
     if (!swapped) {

@@ -89,12 +89,13 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
 
 }  // namespace
 
-std::vector<ExecItem>*& capture_slot() {
-  static std::vector<ExecItem>* capture = nullptr;
+Capture*& capture_slot() {
+  static Capture* capture = nullptr;
   return capture;
 }
 
-void set_capture(std::vector<ExecItem>* capture) { capture_slot() = capture; }
+void set_capture(Capture* capture) { capture_slot() = capture; }
+Capture* current_capture() { return capture_slot(); }
 
 double run_item(const ExecItem& item) {
   std::vector<void*> ptrs;
@@ -142,7 +143,7 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets) {
                   k.work_per_item, compiled[i]->flops_per_item};
     if (item.global_size > 0) launched++;
     run_s += run_item(item);
-    if (capture_slot()) capture_slot()->push_back(std::move(item));
+    if (capture_slot()) capture_slot()->items.push_back(std::move(item));
   }
   if (debug_at(1)) {
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();

@@ -1,6 +1,7 @@
 // Realize: schedule, compile (in parallel, through the disk cache), run, and report.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,7 +29,15 @@ struct ExecItem {
 // Launches one item (counters, DEBUG=2, kernel errors as lazygrad::Error); returns its seconds.
 double run_item(const ExecItem& item);
 
-// While set, every item realize launches is appended to *capture (null stops capturing).
-void set_capture(std::vector<ExecItem>* capture);
+// What a Jit records while it captures: the launches, and host code to run again before each
+// replay (an optimizer advancing its step count and bias corrections).
+struct Capture {
+  std::vector<ExecItem> items;
+  std::vector<std::function<void()>> replay_hooks;
+};
+
+// While set, every item realize launches is appended to capture->items (null stops capturing).
+void set_capture(Capture* capture);
+Capture* current_capture();
 
 }  // namespace lazygrad

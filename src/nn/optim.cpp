@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "lazygrad/error.h"
+#include "lazygrad/jit.h"
 
 namespace lazygrad::optim {
 
@@ -66,12 +67,21 @@ std::vector<Tensor> Optimizer::schedule_step() {
                                "the tensors it returned before building the next step's graph");
   NoGrad no_grad;
   std::vector<Tensor> targets;
+  std::vector<size_t> stepped;
   for (size_t i = 0; i < params_.size(); i++) {
     Tensor grad = params_[i].grad();
-    if (grad.defined()) update(i, grad, targets);
+    if (!grad.defined()) continue;
+    advance(i);
+    update(i, grad, targets);
+    stepped.push_back(i);
   }
   steps_ += 1;
   pending_ = targets;
+  // A Jit replaying this step does not call it again: the host-side part runs before each replay.
+  Jit::on_replay([this, stepped] {
+    for (size_t i : stepped) advance(i);
+    steps_ += 1;
+  });
   return targets;
 }
 
@@ -116,16 +126,19 @@ SGD::SGD(std::vector<Tensor> params, double lr, double momentum, double dampenin
             ", dampening " + num(dampening) + ")");
 }
 
-void SGD::update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) {
+void SGD::advance(size_t i) {
   if (!state_[i]) state_[i] = ParamState{Tensor(), scalar_for(i, lr()), scalar_for(i, momentum_)};
+  state_[i]->lr.set(lr());
+  state_[i]->momentum.set(momentum_);
+}
+
+void SGD::update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) {
   ParamState& s = *state_[i];
   Tensor p = params()[i];  // a handle: the assign below writes the model's tensor
-  s.lr.set(lr());
   Tensor d = maximize_ ? -grad : grad;
   if (weight_decay_ != 0) d = d + p * weight_decay_;
   // Checked on the host each step, as PyTorch does (OneCycleLR may turn momentum on later).
   if (momentum_ != 0) {
-    s.momentum.set(momentum_);
     Tensor momentum = s.momentum.tensor();
     if (!s.momentum_buffer.defined()) {
       s.momentum_buffer = zero_state(i);
@@ -169,7 +182,7 @@ AdamW::AdamW(std::vector<Tensor> params, double lr, std::pair<double, double> be
     : Adam(std::move(params), lr, betas, eps, weight_decay, amsgrad, maximize, WeightDecay::Decoupled,
            "AdamW") {}
 
-void Adam::update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) {
+void Adam::advance(size_t i) {
   if (!state_[i]) {
     state_[i] = ParamState{zero_state(i),
                            zero_state(i),
@@ -182,7 +195,6 @@ void Adam::update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) {
                            scalar_for(i, 1)};
   }
   ParamState& s = *state_[i];
-  Tensor p = params()[i];
   const double beta1 = betas_.first, beta2 = betas_.second;
   // PyTorch's non-capturable path: the bias corrections in float64 on the host, rounded to the
   // parameter's dtype where the kernel reads them.
@@ -192,14 +204,17 @@ void Adam::update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) {
   s.one_minus_beta1.set(1 - beta1);
   s.step_size.set(lr() / (1 - std::pow(beta1, t)));
   s.bias_correction2_sqrt.set(std::sqrt(1 - std::pow(beta2, t)));
+  if (weight_decay_ != 0 && decay_ == WeightDecay::Decoupled) s.decay.set(1 - lr() * weight_decay_);
+}
 
+void Adam::update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) {
+  ParamState& s = *state_[i];
+  Tensor p = params()[i];
+  const double beta2 = betas_.second;
   Tensor g = maximize_ ? -grad : grad;
   Tensor decayed = p;
   if (weight_decay_ != 0 && decay_ == WeightDecay::L2) g = g + p * weight_decay_;
-  if (weight_decay_ != 0 && decay_ == WeightDecay::Decoupled) {
-    s.decay.set(1 - lr() * weight_decay_);
-    decayed = p * s.decay.tensor();
-  }
+  if (weight_decay_ != 0 && decay_ == WeightDecay::Decoupled) decayed = p * s.decay.tensor();
   s.exp_avg.assign(s.exp_avg * s.beta1.tensor() + g * s.one_minus_beta1.tensor());
   s.exp_avg_sq.assign(s.exp_avg_sq * beta2 + g * (1 - beta2) * g);  // addcmul's order: (value * g) * g
   targets.push_back(s.exp_avg);
@@ -231,14 +246,13 @@ LAMB::LAMB(std::vector<Tensor> params, double lr, std::pair<double, double> beta
   check(weight_decay >= 0, "LAMB: invalid weight_decay value: " + num(weight_decay));
 }
 
-void LAMB::update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) {
+void LAMB::advance(size_t i) {
   if (!state_[i]) {
     state_[i] =
         ParamState{zero_state(i),    zero_state(i),   0, scalar_for(i, 0), scalar_for(i, 0), scalar_for(i, 0),
                    scalar_for(i, 1), scalar_for(i, 1)};
   }
   ParamState& s = *state_[i];
-  Tensor p = params()[i];
   const double beta1 = betas_.first, beta2 = betas_.second;
   s.step += 1;
   const double t = static_cast<double>(s.step);
@@ -247,6 +261,12 @@ void LAMB::update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) {
   s.one_minus_beta1.set(1 - beta1);
   s.bias_correction1.set(1 - std::pow(beta1, t));
   s.bias_correction2.set(1 - std::pow(beta2, t));
+}
+
+void LAMB::update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) {
+  ParamState& s = *state_[i];
+  Tensor p = params()[i];
+  const double beta2 = betas_.second;
 
   s.exp_avg.assign(s.exp_avg * s.beta1.tensor() + grad * s.one_minus_beta1.tensor());
   s.exp_avg_sq.assign(s.exp_avg_sq * beta2 + grad * grad * (1 - beta2));
