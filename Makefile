@@ -48,8 +48,10 @@ bench: build
 	done; [ $$found = 1 ] || echo "no bench programs (bench/*.cpp)"
 
 # ASan + UBSan at -O1 with asserts on, in its own build dir so it never mixes with the Release build.
+# The fixture parity suites (numerics, run by `make test`) are left out to keep CI's time.
 sanitize: deps
-	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DLAZYGRAD_SANITIZE=ON $(CMAKE_ARGS)
+	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DLAZYGRAD_SANITIZE=ON \
+	  -DLAZYGRAD_FIXTURE_SUITES=OFF -DLAZYGRAD_BUILD_BENCH=OFF $(CMAKE_ARGS)
 	cmake --build $(ASAN) -j $(JOBS)
 	UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(ASAN) --output-on-failure -j 2
 
