@@ -10,21 +10,11 @@
 
 #include "lazygrad/error.h"
 #include "lazygrad/optim.h"
+#include "nn/optim_checks.h"
 
 namespace lazygrad::optim {
 
 namespace {
-
-std::string num(double v) {
-  std::ostringstream os;
-  os.precision(10);
-  os << v;
-  return os.str();
-}
-
-void check(bool ok, const std::string& message) {
-  if (!ok) throw Error(message);
-}
 
 // Python's a % b for b > 0: never negative.
 int64_t floor_mod(int64_t a, int64_t b) { return ((a % b) + b) % b; }

@@ -16,23 +16,9 @@
 
 #include "lazygrad/error.h"
 #include "lazygrad/jit.h"
+#include "nn/optim_checks.h"
 
 namespace lazygrad::optim {
-
-namespace {
-
-std::string num(double v) {
-  std::ostringstream os;
-  os.precision(10);
-  os << v;
-  return os.str();
-}
-
-void check(bool ok, const std::string& message) {
-  if (!ok) throw Error(message);
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------- Optimizer
 
