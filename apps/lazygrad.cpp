@@ -3,9 +3,10 @@
 //   lazygrad info             version, devices and settings
 //   lazygrad <cmd> --help     help for one command
 //
-// To add a subcommand, write `int cmd_x(const Args&)` and add a row to kCommands. The dispatcher
-// handles --help for every command; commands report bad arguments by throwing UsageError (exit 2),
-// and the library's lazygrad::Error is reported as `error: ...` (exit 1).
+// To add a subcommand, write `int cmd_x(const Args&)` (here, or in a file of its own declared in
+// command.h) and add a row to kCommands. The dispatcher handles --help for every command; commands
+// report bad arguments by throwing UsageError (exit 2), and the library's lazygrad::Error is
+// reported as `error: ...` (exit 1).
 #include <lazygrad/lazygrad.h>
 
 #include <algorithm>
@@ -19,82 +20,11 @@
 #include <string_view>
 #include <vector>
 
+#include "command.h"
+
 namespace {
 
-using Args = std::vector<std::string>;  // the arguments after the command's name
-
-struct Command {
-  std::string_view name;
-  std::string_view synopsis;  // what follows the name in the usage line, e.g. "[--steps N] FILE"
-  std::string_view summary;   // one line, for the command list
-  std::string_view details;   // more text for `lazygrad <name> --help`; may be empty
-  int (*run)(const Args& args);
-};
-
-// Bad command-line input: main prints the message and the relevant usage to stderr and exits 2.
-struct UsageError {
-  std::string message;
-  const Command* command = nullptr;  // whose usage to print; nullptr for the top-level one
-};
-
-// ---- option parsing shared by the commands -------------------------------------------------------
-
-// Splits args into options and positionals. `valued` options take a value (`--steps 100` or
-// `--steps=100`), `flags` take none; anything else starting with '-' is a UsageError. "--" ends
-// the options.
-struct Options {
-  std::map<std::string, std::string, std::less<>> values;  // "--steps" -> "100", a flag -> ""
-  std::vector<std::string> positional;
-
-  bool has(std::string_view name) const { return values.find(name) != values.end(); }
-  std::optional<std::string> get(std::string_view name) const {
-    auto it = values.find(name);
-    return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
-  }
-};
-
-Options parse_options(const Args& args, std::initializer_list<std::string_view> valued,
-                      std::initializer_list<std::string_view> flags = {}) {
-  auto contains = [](std::initializer_list<std::string_view> list, std::string_view s) {
-    for (std::string_view x : list)
-      if (x == s) return true;
-    return false;
-  };
-  Options opts;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--") {
-      opts.positional.insert(opts.positional.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                             args.end());
-      break;
-    }
-    if (arg.size() < 2 || arg[0] != '-') {
-      opts.positional.push_back(arg);
-      continue;
-    }
-    size_t eq = arg.find('=');
-    std::string name = arg.substr(0, eq);
-    if (contains(flags, name) && eq == std::string::npos) {
-      opts.values[name] = "";
-    } else if (contains(valued, name)) {
-      if (eq != std::string::npos) {
-        opts.values[name] = arg.substr(eq + 1);
-      } else if (i + 1 < args.size()) {
-        opts.values[name] = args[++i];
-      } else {
-        throw UsageError{"option " + name + " needs a value"};
-      }
-    } else {
-      throw UsageError{"unknown option '" + arg + "'"};
-    }
-  }
-  return opts;
-}
-
-// For commands that take no positional arguments.
-void no_positionals(const Options& opts) {
-  if (!opts.positional.empty()) throw UsageError{"unexpected argument '" + opts.positional[0] + "'"};
-}
+using namespace lazygrad::cli;  // Args, Command, UsageError, parse_options (apps/command.h)
 
 // ---- commands ---------------------------------------------------------------------------------------
 
@@ -105,6 +35,24 @@ const Command kCommands[] = {
     {"info", "", "print the version, devices and settings",
      "Settings come from the environment: DEBUG, THREADS, FTZ, CC, LAZYGRAD_CACHE.", cmd_info},
     {"help", "[COMMAND]", "show help for lazygrad or for one command", "", cmd_help},
+    {"train",
+     "fashion-mnist [--model mlp|cnn] [--epochs N] [--batch-size B] [--lr X] [--seed S] [--data DIR] "
+     "[--out DIR] [--limit N] [--jit on|off]",
+     "train a classifier on Fashion-MNIST (Adam, cross-entropy), print its test accuracy",
+     "options:\n"
+     "  --model mlp|cnn   784-512-512-10 MLP, or a LeNet-style CNN (default mlp)\n"
+     "  --epochs N        passes over the training set (default 1)\n"
+     "  --batch-size B    examples per step; the last, shorter batch is dropped (default 128)\n"
+     "  --lr X            Adam's learning rate (default 0.001)\n"
+     "  --seed S          seeds the initialization and the shuffling (default 0)\n"
+     "  --data DIR        the four IDX files (default /usr/share/datasets/fashion-mnist)\n"
+     "  --out DIR         where <model>.safetensors and <model>.svg go (default .)\n"
+     "  --limit N         train on the first N training images only (default all)\n"
+     "  --jit on|off      replay the captured training step (default on)\n"
+     "\n"
+     "After each epoch: the epoch's time and items/s, `test accuracy: NN.NN%` on the 10k test images,\n"
+     "the checkpoint and the plot (train loss per step, test accuracy per epoch). See docs/train.md.",
+     cmd_train},
 };
 
 const Command* find_command(std::string_view name) {

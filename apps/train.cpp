@@ -1,0 +1,274 @@
+// `lazygrad train fashion-mnist`: trains the MLP or the LeNet-style CNN of models/ on Fashion-MNIST
+// with the usual recipe (pixels scaled to [0, 1], Adam, cross-entropy, a new shuffle each epoch),
+// then after each epoch measures the test accuracy and writes a checkpoint and a plot. docs/train.md
+// has the numbers it reaches and the time it takes.
+//
+// The training step (forward, backward, Adam's update, all one schedule) runs under a Jit: the first
+// two batches run it normally (the second one captured), and every later batch replays the captured
+// kernels on the new batch's buffers, with no scheduling and no compiler.
+#include <lazygrad/lazygrad.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <initializer_list>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "../models/lenet.h"
+#include "../models/mlp.h"
+#include "command.h"
+#include "progress_bar.h"
+#include "svg_plot.h"
+
+namespace lazygrad::cli {
+
+namespace {
+
+// The command line, parsed and checked. Defaults are the recipe's.
+struct TrainConfig {
+  std::string model = "mlp";  // "mlp" or "cnn"; also the name of the output files
+  int64_t epochs = 1;
+  int64_t batch_size = 128;
+  double lr = 1e-3;
+  uint64_t seed = 0;
+  std::string data_dir = std::string(data::kFashionMnistRoot);
+  std::string out_dir = ".";
+  int64_t limit = 0;  // train on the first `limit` images; 0: all of them
+  bool jit = true;
+};
+
+// ---- parsing option values: a bad one is a UsageError (exit 2, with the usage) ---------------------
+
+int64_t parse_int(const std::string& option, const std::string& text, int64_t min) {
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < min)
+    throw UsageError{option + " takes a whole number >= " + std::to_string(min) + ", got '" + text + "'"};
+  return value;
+}
+
+uint64_t parse_seed(const std::string& text) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw UsageError{"--seed takes a whole number from 0 to 2^64 - 1, got '" + text + "'"};
+  return value;
+}
+
+double parse_positive(const std::string& option, const std::string& text) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value <= 0)
+    throw UsageError{option + " takes a positive number, got '" + text + "'"};
+  return value;
+}
+
+std::string parse_choice(const std::string& option, const std::string& text,
+                         std::initializer_list<const char*> choices) {
+  std::string list;
+  for (const char* c : choices) {
+    if (text == c) return text;
+    list += (list.empty() ? "" : ", ") + std::string(c);
+  }
+  throw UsageError{option + " takes one of " + list + ", got '" + text + "'"};
+}
+
+TrainConfig parse_config(const Args& args) {
+  Options opts = parse_options(
+      args, {"--model", "--epochs", "--batch-size", "--lr", "--seed", "--data", "--out", "--limit", "--jit"});
+  if (opts.positional.empty()) throw UsageError{"which dataset? the only one is fashion-mnist"};
+  if (opts.positional[0] != "fashion-mnist")
+    throw UsageError{"unknown dataset '" + opts.positional[0] +
+                     "': the only one is fashion-mnist (--data DIR with MNIST's files trains on MNIST)"};
+  if (opts.positional.size() > 1) throw UsageError{"unexpected argument '" + opts.positional[1] + "'"};
+
+  TrainConfig cfg;
+  if (auto v = opts.get("--model")) cfg.model = parse_choice("--model", *v, {"mlp", "cnn"});
+  if (auto v = opts.get("--epochs")) cfg.epochs = parse_int("--epochs", *v, 1);
+  if (auto v = opts.get("--batch-size")) cfg.batch_size = parse_int("--batch-size", *v, 1);
+  if (auto v = opts.get("--lr")) cfg.lr = parse_positive("--lr", *v);
+  if (auto v = opts.get("--seed")) cfg.seed = parse_seed(*v);
+  if (auto v = opts.get("--data")) cfg.data_dir = *v;
+  if (auto v = opts.get("--out")) cfg.out_dir = *v;
+  if (auto v = opts.get("--limit")) cfg.limit = parse_int("--limit", *v, 1);
+  if (auto v = opts.get("--jit")) cfg.jit = parse_choice("--jit", *v, {"on", "off"}) == "on";
+  for (const char* option : {"--data", "--out"})
+    if (auto v = opts.get(option); v && v->empty())
+      throw UsageError{std::string(option) + " takes a folder, got ''"};
+  return cfg;
+}
+
+// ---- the model, the step, the evaluation -------------------------------------------------------------
+
+std::shared_ptr<nn::Module> make_model(const std::string& name) {
+  if (name == "cnn") return std::make_shared<models::LeNet>();
+  return std::make_shared<models::MLP>();
+}
+
+// uint8 images [N, 28, 28] as the models take them: float32 [N, 1, 28, 28] in [0, 1]. Lazy, so the
+// scaling fuses into the model's first kernel.
+Tensor model_input(const Tensor& images) { return data::pixels_to_float(images).unsqueeze(1); }
+
+// The percentage of `images` the model classifies as `labels`, in batches (a whole 10k test set at
+// once would hold the CNN's first activations for all of it), in evaluation mode and without the
+// gradient graph. Leaves the model in training mode.
+double test_accuracy(nn::Module& model, const Tensor& images, const Tensor& labels) {
+  constexpr int64_t kEvalBatch = 1000;
+  NoGrad no_grad;
+  model.eval();
+  data::DataLoader loader(images, labels, {.batch_size = kEvalBatch});
+  int64_t correct = 0;
+  for (auto& [x, y] : loader) correct += (model(model_input(x)).argmax(1) == y).sum().item<int64_t>();
+  model.train();
+  return 100.0 * static_cast<double>(correct) / static_cast<double>(images.size(0));
+}
+
+// ---- outputs --------------------------------------------------------------------------------------
+
+std::string two_decimals(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
+
+// The mean of the last `window` values at each point (fewer at the start): the trend under the
+// noise of single batches.
+std::vector<double> trailing_mean(const std::vector<double>& values, size_t window) {
+  std::vector<double> out;
+  double sum = 0;
+  for (size_t i = 0; i < values.size(); i++) {
+    sum += values[i];
+    if (i >= window) sum -= values[i - window];
+    out.push_back(sum / static_cast<double>(std::min(i + 1, window)));
+  }
+  return out;
+}
+
+void write_plot(const std::string& path, const std::string& model_title, const std::vector<double>& step_loss,
+                const std::vector<double>& accuracy, int64_t steps_per_epoch) {
+  // A round window of at most a quarter of an epoch, so the trend still shows within one epoch.
+  size_t window = 1;
+  for (size_t w : {5, 10, 20, 50})
+    if (w <= static_cast<size_t>(steps_per_epoch) / 4) window = w;
+  std::vector<double> steps, epochs;
+  for (size_t i = 0; i < step_loss.size(); i++) steps.push_back(static_cast<double>(i + 1));
+  for (size_t i = 0; i < accuracy.size(); i++) epochs.push_back(static_cast<double>(i + 1));
+  LineChart loss{
+      .title = model_title + ": training loss",
+      .x_label = "step (" + std::to_string(steps_per_epoch) + " per epoch)",
+      .y_label = "cross-entropy",
+      .series = {{.label = "one batch", .x = steps, .y = step_loss, .color = "#a6c8e8", .width = 1},
+                 {.label = "mean of the last " + std::to_string(window),
+                  .x = steps,
+                  .y = trailing_mean(step_loss, window),
+                  .color = "#1f5fa0",
+                  .width = 2}}};
+  LineChart test{
+      .title = model_title + ": test accuracy",
+      .x_label = "epoch",
+      .y_label = "accuracy (%)",
+      .series =
+          {{.label = "10k test images", .x = epochs, .y = accuracy, .color = "#d62728", .markers = true}},
+      .integer_x = true};
+  write_svg(path, {loss, test});
+}
+
+}  // namespace
+
+int cmd_train(const Args& args) {
+  TrainConfig cfg = parse_config(args);
+  namespace fs = std::filesystem;
+
+  data::FashionMnist ds = data::load_fashion_mnist(cfg.data_dir);
+  int64_t available = ds.train_images.size(0);
+  if (cfg.limit > available)
+    throw UsageError{"--limit " + std::to_string(cfg.limit) + " is more than the " +
+                     std::to_string(available) + " training images in " + cfg.data_dir};
+  int64_t n_train = cfg.limit > 0 ? cfg.limit : available;
+  if (cfg.batch_size > n_train)
+    throw UsageError{"--batch-size " + std::to_string(cfg.batch_size) + " is more than the " +
+                     std::to_string(n_train) +
+                     " training images: no full batch to train on (the last, shorter batch is dropped)"};
+
+  std::error_code ec;
+  fs::create_directories(cfg.out_dir, ec);
+  if (ec) throw Error("train: cannot create the output folder '" + cfg.out_dir + "': " + ec.message());
+  const std::string checkpoint_path = (fs::path(cfg.out_dir) / (cfg.model + ".safetensors")).string();
+  const std::string plot_path = (fs::path(cfg.out_dir) / (cfg.model + ".svg")).string();
+
+  Tensor::manual_seed(cfg.seed);  // the initialization
+  std::shared_ptr<nn::Module> model = make_model(cfg.model);
+  optim::Adam opt(model->parameters(), cfg.lr);
+  // drop_last: every batch has batch_size rows, so the captured step fits each one (a Jit refuses
+  // inputs of a new shape, and a new shape would compile new kernels anyway).
+  data::DataLoader loader(
+      ds.train_images.narrow(0, 0, n_train), ds.train_labels.narrow(0, 0, n_train),
+      {.batch_size = cfg.batch_size, .shuffle = true, .drop_last = true, .seed = cfg.seed});
+
+  // What the optimizer needs realized in one schedule: the loss, the gradients and the update.
+  // zero_grad() drops the gradients' graphs before the next step builds new ones.
+  auto train_step = [&](const std::vector<Tensor>& batch) {
+    Tensor loss = (*model)(model_input(batch[0])).cross_entropy(batch[1]);
+    loss.backward();
+    opt.step({loss});
+    opt.zero_grad();
+    return std::vector<Tensor>{loss};
+  };
+  Jit jitted_step(train_step);
+
+  const std::string model_title = cfg.model == "cnn" ? "LeNet-style CNN" : "MLP 784-512-512-10";
+  std::cout << "training " << model_title << " on " << n_train << " Fashion-MNIST images (" << loader.size()
+            << " steps of " << cfg.batch_size << " per epoch), testing on " << ds.test_images.size(0)
+            << " images; Adam lr " << cfg.lr << ", seed " << cfg.seed << ", jit " << (cfg.jit ? "on" : "off")
+            << ", " << settings().threads << " threads\n"
+            << std::flush;
+
+  ProgressBar bar(std::cerr, ProgressBar::stderr_is_terminal());
+  std::vector<double> step_loss, accuracy;
+  for (int64_t epoch = 1; epoch <= cfg.epochs; epoch++) {
+    bar.start_epoch(epoch, cfg.epochs, loader.size(), cfg.batch_size);
+    double loss_sum = 0;
+    int64_t done = 0;
+    for (auto& [images, labels] : loader) {
+      std::vector<Tensor> out = cfg.jit ? jitted_step({images, labels}) : train_step({images, labels});
+      double loss = out[0].item<float>();
+      step_loss.push_back(loss);
+      loss_sum += loss;
+      done++;
+      bar.update(done, loss_sum / static_cast<double>(done));
+    }
+    bar.finish_epoch();
+    double train_s = bar.elapsed_s(), items_per_s = bar.items_per_s();
+
+    auto t0 = std::chrono::steady_clock::now();
+    double acc = test_accuracy(*model, ds.test_images, ds.test_labels);
+    double test_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    accuracy.push_back(acc);
+
+    char summary[256];
+    std::snprintf(summary, sizeof summary,
+                  "epoch %lld/%lld: train loss %.4f, %.1f s, %.0f items/s (test %.1f s)",
+                  static_cast<long long>(epoch), static_cast<long long>(cfg.epochs),
+                  loss_sum / static_cast<double>(done), train_s, items_per_s, test_s);
+    std::cout << summary << "\ntest accuracy: " << two_decimals(acc) << "%\n" << std::flush;
+
+    save_safetensors(checkpoint_path, model->state_dict(),
+                     {{"format", "pt"},
+                      {"model", cfg.model},
+                      {"epoch", std::to_string(epoch)},
+                      {"test_accuracy", two_decimals(acc)}});
+    write_plot(plot_path, model_title, step_loss, accuracy, loader.size());
+  }
+  std::cout << "wrote " << checkpoint_path << " and " << plot_path << "\n";
+  return 0;
+}
+
+}  // namespace lazygrad::cli
