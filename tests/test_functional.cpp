@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_error.h"
 #include "fixture_harness.h"
 
 namespace {
@@ -249,21 +250,6 @@ TEST(BatchNorm, RunningStatsStayOutOfTheGradientGraph) {
 }
 
 // ------------------------------------------------------------------ errors
-
-// The call throws lazygrad::Error, and its message names the op and mentions `detail`.
-void expect_error(const std::function<void()>& call, const std::string& op, const std::string& detail = "") {
-  EXPECT_THROW(call(), lazygrad::Error) << op;
-  try {
-    call();
-  } catch (const lazygrad::Error& e) {
-    std::string msg = e.what();
-    EXPECT_NE(msg.find(op), std::string::npos) << "message does not name " << op << ": " << msg;
-    if (!detail.empty()) {
-      EXPECT_NE(msg.find(detail), std::string::npos) << "message lacks '" << detail << "': " << msg;
-    }
-  } catch (...) {
-  }
-}
 
 TEST(FunctionalErrors, Losses) {
   Tensor logits = Tensor::zeros({5, 7}), labels = Tensor::zeros({5}, lazygrad::kInt64);

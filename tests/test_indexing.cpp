@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_error.h"
 #include "fixture_harness.h"
 #include "ir/uop.h"
 
@@ -94,17 +95,6 @@ Tensor ints(const std::vector<int64_t>& v, const lazygrad::Shape& shape) {
 }
 Tensor floats(const std::vector<float>& v, const lazygrad::Shape& shape) {
   return Tensor::from_vector<float>(v, shape);
-}
-
-// fn throws lazygrad::Error, and its message names `op`.
-void expect_error(const std::function<void()>& fn, const std::string& op) {
-  try {
-    fn();
-    ADD_FAILURE() << op << ": expected a lazygrad::Error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(op), std::string::npos)
-        << "message does not name " << op << ": " << e.what();
-  }
 }
 
 // Kernels launched to realize t.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_error.h"
 #include "fixture_harness.h"
 #include "lazygrad/counters.h"
 
@@ -193,18 +194,6 @@ TEST(LinalgApi, TrilOfValues) {
 }
 
 // ------------------------------------------------------------------------------------------ errors
-
-// The call throws lazygrad::Error and its message names the op.
-template <class F>
-void expect_error(F&& call, const std::string& op) {
-  try {
-    call();
-    ADD_FAILURE() << op << ": expected lazygrad::Error";
-  } catch (const lazygrad::Error& e) {
-    EXPECT_NE(std::string(e.what()).find(op), std::string::npos)
-        << "message does not name " << op << ": " << e.what();
-  }
-}
 
 TEST(LinalgErrors, MatmulFamily) {
   Tensor a = Tensor::ones({2, 3}), b = Tensor::ones({4, 5}), v = Tensor::ones({3});

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "expect_error.h"
 #include "fixture_harness.h"
 
 namespace {
@@ -46,18 +47,6 @@ const fixtures::OpTable& reduction_ops() {
 LAZYGRAD_FIXTURE_SUITE(ReductionParity, reduction_ops(), "reductions.txt")
 
 // ---- errors: lazygrad::Error whose message names the op (and the shapes or dtype at fault) ----
-
-// Runs f, which must throw lazygrad::Error; each of `words` must appear in its message.
-template <class F>
-void expect_error(F&& f, std::initializer_list<std::string> words) {
-  std::string msg = "(no lazygrad::Error thrown)";
-  try {
-    f();
-  } catch (const lazygrad::Error& e) {
-    msg = e.what();
-  }
-  for (const auto& w : words) EXPECT_NE(msg.find(w), std::string::npos) << "'" << w << "' is not in the message: " << msg;
-}
 
 Tensor f32(const lazygrad::Shape& s) { return Tensor::zeros(s); }
 Tensor i64(const lazygrad::Shape& s) { return Tensor::zeros(s, lazygrad::kInt64); }
