@@ -13,8 +13,9 @@ struct GlobalCounters {
   static inline int64_t global_mem = 0;     // bytes read and written by the kernels launched
   static inline double time_sum_s = 0;      // seconds spent running kernels
   static inline double compile_s = 0;       // seconds spent in the compiler
+  static inline int64_t beam_searches = 0;  // BEAM searches run (not answered by the disk cache)
   static void reset() {
-    kernel_count = compile_count = cache_hits = global_ops = global_mem = 0;
+    kernel_count = compile_count = cache_hits = global_ops = global_mem = beam_searches = 0;
     time_sum_s = compile_s = 0;
   }
 };

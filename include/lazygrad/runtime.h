@@ -8,18 +8,22 @@
 namespace lazygrad {
 
 struct Settings {
-  int debug = 0;           // DEBUG: 1 summary per realize, 2 a line per kernel, 3 schedule, 4 source, 5 IR
-  int threads = 1;         // THREADS: worker threads for kernels (default: the core count)
+  int debug = 0;    // DEBUG: 1 summary per realize, 2 a line per kernel, 3 schedule, 4 source, 5 IR
+  int threads = 1;  // THREADS: worker threads for kernels (default: the core count)
   bool flush_denormals = true;  // FTZ: flush denormals on the runtime's worker threads (FTZ=0 turns it off)
-  std::string cc;          // CC: the C compiler for CPU kernels
-  std::string cflags;      // flags passed to it
-  std::string cache_dir;   // LAZYGRAD_CACHE, else $XDG_CACHE_HOME/lazygrad, else ~/.cache/lazygrad
+  std::string cc;               // CC: the C compiler for CPU kernels
+  std::string cflags;           // flags passed to it
+  std::string cache_dir;        // LAZYGRAD_CACHE, else $XDG_CACHE_HOME/lazygrad, else ~/.cache/lazygrad
+  bool noopt = false;           // NOOPT=1: kernels as lowered, no upcast, unroll or vectors
+  int beam = 0;                 // BEAM=N: search N candidates wide for each new kernel's optimizations
 };
 
 // Read once from the environment; set_* change them for this process (tests use these).
 const Settings& settings();
 void set_debug(int level);
 void set_threads(int n);
+void set_noopt(bool on);
+void set_beam(int width);
 
 struct DeviceInfo {
   std::string name;    // "CPU"

@@ -13,13 +13,15 @@ namespace lazygrad {
 
 struct Kernel {
   std::string name;       // e.g. r_64_33: reduce, then the loop sizes
-  UOpPtr sink;            // SINK(STORE...) with DEFINE_GLOBAL(i) params and RANGE(0) the global range
-  int64_t global_size;    // iterations of the outer (global) range
+  UOpPtr sink;            // SINK(STORE...) over DEFINE_GLOBAL(i) params and RANGEs (see AxisKind)
+  Shape out_shape;        // the output's axes: Output range i loops over out_shape[i]
+  int64_t global_size;    // iterations of the Global range (after optimize: the thread-split loop)
   int64_t work_per_item;  // inner iterations per global index, for the threading heuristic
-  std::vector<std::shared_ptr<Buffer>> buffers;  // param i -> buffer; 0 is the output
-  std::vector<bool> written;                     // param i is stored to
-  std::vector<const UOp*> reads;                 // realized nodes (other kernels' outputs) read
+  std::vector<std::shared_ptr<Buffer>> buffers;      // param i -> buffer; 0 is the output
+  std::vector<bool> written;                         // param i is stored to
+  std::vector<const UOp*> reads;                     // realized nodes (other kernels' outputs) read
   std::vector<std::shared_ptr<VariableState>> vars;  // DEFINE_VAR i -> the value it reads at launch
+  std::string opts;                                  // the optimizations applied, for DEBUG=2
 };
 
 // Tensor-level subgraph to kernel: `root` is computed into `out` (through `out_view`, a movement
@@ -33,6 +35,5 @@ Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, cons
 // Whether the kernel reads its output buffer at an index other than the one it stores to: then
 // writing in place would let one element's store change another element's input.
 bool reads_output_elsewhere(const Kernel& k);
-
 
 }  // namespace lazygrad

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -10,34 +11,62 @@ namespace lazygrad {
 
 namespace {
 
+AxisKind kind_of(const UOp* r) { return r->as<RangeArg>().kind; }
+bool is_loop(const UOp* u) { return u->op == Ops::RANGE && kind_of(u) == AxisKind::Loop; }
+
 class Linearizer {
  public:
   LinearKernel out;
 
+  explicit Linearizer(const Kernel& k) {
+    std::unordered_set<const UOp*> seen;
+    std::function<void(const UOpPtr&)> walk = [&](const UOpPtr& u) {
+      if (!seen.insert(u.get()).second) return;
+      for (const auto& s : u->src) walk(s);
+      if (u->op == Ops::RANGE && kind_of(u.get()) == AxisKind::Vector) out.vector_range = u;
+      if (u->op == Ops::REDUCE) groups_[std::vector<UOpPtr>(u->src.begin() + 1, u->src.end())].push_back(u);
+    };
+    walk(k.sink);
+    lanes_ = out.vector_range ? out.vector_range->src[0]->const_int() : 1;
+  }
+
   void emit(const UOpPtr& u, int depth, int64_t trips) {
     if (done_.count(u.get())) return;
-    if (u->op == Ops::RANGE && u->as<int64_t>() == 0) return;  // the global range: the kernel's own loop
+    if (u->op == Ops::RANGE && !is_loop(u.get())) return;  // the global loop and the lanes: always there
     if (u->op == Ops::RANGE) throw Error("linearize: range used outside its reduction");
     if (u->op == Ops::DEFINE_GLOBAL || u->op == Ops::DEFINE_VAR || u->op == Ops::CONST) {
       done_.insert(u.get());
       return;  // parameters and literals need no step
     }
     if (u->op == Ops::REDUCE) {
-      emit_reduce(u, depth, trips);
+      emit_reduce_group(u, depth, trips);
       return;
     }
     for (const auto& s : u->src) emit(s, depth, trips);
     out.insts.push_back({Step::Compute, u, depth});
-    if (is_alu(u->op) && u->dtype != kInt64 && u->op != Ops::CAST) out.flops_per_item += trips;
+    if (is_alu(u->op) && u->dtype != kInt64 && u->op != Ops::CAST)
+      out.flops_per_item += trips * (is_vector(u) ? lanes_ : 1);
     done_.insert(u.get());
   }
 
+  // A value is a vector when it depends on the Vector range, other than through a reduction over it.
+  bool is_vector(const UOpPtr& u) {
+    if (!out.vector_range) return false;
+    if (auto it = vector_memo_.find(u.get()); it != vector_memo_.end()) return it->second;
+    bool v = u == out.vector_range;
+    for (size_t i = 0; i < u->src.size(); i++) v = is_vector(u->src[i]) || v;  // visits all: fills vectors
+    if (u->op == Ops::REDUCE && std::find(u->src.begin() + 1, u->src.end(), out.vector_range) != u->src.end())
+      v = false;
+    if (v) out.vectors.insert(u.get());
+    return vector_memo_[u.get()] = v;
+  }
+
  private:
-  // The reduction ranges a node depends on.
+  // The reduction loops a node depends on.
   const std::set<const UOp*>& ranges(const UOpPtr& u) {
     if (auto it = ranges_.find(u.get()); it != ranges_.end()) return it->second;
     std::set<const UOp*> r;
-    if (u->op == Ops::RANGE && u->as<int64_t>() != 0) r.insert(u.get());
+    if (is_loop(u.get())) r.insert(u.get());
     for (size_t i = 0; i < u->src.size(); i++) {
       if (u->op == Ops::REDUCE && i > 0) continue;  // a REDUCE's own ranges end with it
       const auto& sr = ranges(u->src[i]);
@@ -48,14 +77,24 @@ class Linearizer {
     return ranges_[u.get()] = r;
   }
 
-  void emit_reduce(const UOpPtr& red, int depth, int64_t trips) {
+  // Every reduction over the same ranges as red is emitted with it: one loop nest, one accumulator
+  // each. A member that depends on another member's value waits for a later nest.
+  void emit_reduce_group(const UOpPtr& red, int depth, int64_t trips) {
+    std::vector<UOpPtr> key(red->src.begin() + 1, red->src.end());
+    std::vector<UOpPtr> group;
+    for (const auto& r : groups_[key])
+      if (!done_.count(r.get()) && (r == red || !depends_on(r, red.get()))) group.push_back(r);
+    std::vector<UOpPtr> loops;
     std::set<const UOp*> own;
     int64_t inner = trips;
-    for (size_t i = 1; i < red->src.size(); i++) {
-      own.insert(red->src[i].get());
-      inner *= red->src[i]->src[0]->const_int();
+    for (const auto& r : key) {
+      own.insert(r.get());
+      if (is_loop(r.get())) {
+        loops.push_back(r);
+        inner *= r->src[0]->const_int();
+      }
     }
-    // Hoist: everything in the body that does not depend on this reduction's ranges goes first.
+    // Hoist: everything in the bodies that does not depend on these ranges goes first.
     std::function<void(const UOpPtr&)> hoist = [&](const UOpPtr& u) {
       if (done_.count(u.get())) return;
       const auto& r = ranges(u);
@@ -67,32 +106,49 @@ class Linearizer {
       if (u->op == Ops::REDUCE) return;  // a dependent inner reduction is emitted inside the loop
       for (const auto& s : u->src) hoist(s);
     };
-    hoist(red->src[0]);
-    out.insts.push_back({Step::AccInit, red, depth});
-    for (size_t i = 1; i < red->src.size(); i++) {
-      out.insts.push_back({Step::Open, red->src[i], depth + static_cast<int>(i) - 1});
-      done_.insert(red->src[i].get());
+    for (const auto& r : group) hoist(r->src[0]);
+    for (const auto& r : group) out.insts.push_back({Step::AccInit, r, depth});
+    for (size_t i = 0; i < loops.size(); i++) {
+      out.insts.push_back({Step::Open, loops[i], depth + static_cast<int>(i)});
+      done_.insert(loops[i].get());
     }
-    int inner_depth = depth + static_cast<int>(red->src.size()) - 1;
+    int inner_depth = depth + static_cast<int>(loops.size());
     size_t scope_start = out.insts.size();
-    emit(red->src[0], inner_depth, inner);
-    out.insts.push_back({Step::AccUpdate, red, inner_depth});
-    out.flops_per_item += inner;
-    for (size_t i = red->src.size() - 1; i >= 1; i--) out.insts.push_back({Step::Close, red->src[i], depth + static_cast<int>(i) - 1});
-    // Values computed inside the loop go out of scope with it.
+    for (const auto& r : group) emit(r->src[0], inner_depth, inner);
+    for (const auto& r : group) {
+      out.insts.push_back({Step::AccUpdate, r, inner_depth});
+      out.flops_per_item += inner * (is_vector(r->src[0]) ? lanes_ : 1);
+    }
+    for (size_t i = loops.size(); i-- > 0;)
+      out.insts.push_back({Step::Close, loops[i], depth + static_cast<int>(i)});
+    // Values computed inside the loops go out of scope with them.
     for (size_t i = scope_start; i < out.insts.size(); i++)
-      if (out.insts[i].step == Step::Compute || out.insts[i].step == Step::AccInit) done_.erase(out.insts[i].u.get());
-    done_.insert(red.get());
+      if (out.insts[i].step == Step::Compute || out.insts[i].step == Step::AccInit)
+        done_.erase(out.insts[i].u.get());
+    for (const auto& l : loops) done_.erase(l.get());
+    for (const auto& r : group) {
+      if (out.vector_acc(r) && !is_vector(r)) out.insts.push_back({Step::AccFinish, r, depth});
+      done_.insert(r.get());
+    }
   }
 
   std::unordered_set<const UOp*> done_;
   std::unordered_map<const UOp*, std::set<const UOp*>> ranges_;
+  std::unordered_map<const UOp*, bool> vector_memo_;
+  std::map<std::vector<UOpPtr>, std::vector<UOpPtr>> groups_;
+  int64_t lanes_ = 1;
 };
 
 }  // namespace
 
+bool LinearKernel::vector_acc(const UOpPtr& red) const {
+  if (!vector_range) return false;
+  return vectors.count(red->src[0].get()) != 0;
+}
+
 LinearKernel linearize(const Kernel& k) {
-  Linearizer L;
+  Linearizer L(k);
+  for (const auto& store : k.sink->src) L.is_vector(store);  // fills out.vectors
   for (const auto& store : k.sink->src) L.emit(store, 0, 1);
   return L.out;
 }

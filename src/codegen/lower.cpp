@@ -32,7 +32,7 @@ class Lowerer {
   }
 
   UOpPtr new_range(int64_t size) {
-    return make_uop(Ops::RANGE, kInt64, {index_const(size)}, int64_t(next_range_++));
+    return make_uop(Ops::RANGE, kInt64, {index_const(size)}, RangeArg{next_range_++, AxisKind::Loop});
   }
 
   const std::shared_ptr<Buffer>* buffer_of(const UOpPtr& u) {
@@ -70,7 +70,8 @@ class Lowerer {
         base = base->src[0].get();
       }
       ShapeTracker st = ShapeTracker::contiguous(base->shape);
-      for (size_t i = chain.size(); i-- > 0;) st = st.apply(chain[i]->op, chain[i]->as<std::vector<int64_t>>());
+      for (size_t i = chain.size(); i-- > 0;)
+        st = st.apply(chain[i]->op, chain[i]->as<std::vector<int64_t>>());
       auto [flat, valid] = st.to_index(idx);
       UOpPtr base_ptr = chain.back()->src[0];
       if (auto* b = buffer_of(base_ptr)) return load(*b, flat, valid);
@@ -79,16 +80,19 @@ class Lowerer {
       return alu(Ops::WHERE, u->dtype, {valid, v, const_uop(u->dtype, 0)});
     }
     switch (u->op) {
-      case Ops::CONST: return u;
+      case Ops::CONST:
+        return u;
       case Ops::VAR: {  // each distinct VAR is one scalar argument of the kernel
         auto it = std::find(vars_.begin(), vars_.end(), u.get());
         int64_t k = it - vars_.begin();
         if (it == vars_.end()) vars_.push_back(u.get());
         return make_uop(Ops::DEFINE_VAR, u->dtype, {}, k);
       }
-      case Ops::IOTA: return idx[0]->dtype == u->dtype ? idx[0] : alu(Ops::CAST, u->dtype, {idx[0]});
+      case Ops::IOTA:
+        return idx[0]->dtype == u->dtype ? idx[0] : alu(Ops::CAST, u->dtype, {idx[0]});
       case Ops::CONTIGUOUS:
-      case Ops::DETACH: return lower(u->src[0], idx);
+      case Ops::DETACH:
+        return lower(u->src[0], idx);
       case Ops::REDUCE_AXIS: {
         const auto& r = u->as<ReduceArg>();
         std::vector<UOpPtr> src_idx = idx, ranges;
@@ -101,7 +105,8 @@ class Lowerer {
         src.insert(src.end(), ranges.begin(), ranges.end());
         return make_uop(Ops::REDUCE, u->dtype, src, ReduceArg{r.op, {}});
       }
-      default: break;
+      default:
+        break;
     }
     if (!is_alu(u->op)) throw Error("lower: cannot lower " + std::string(op_name(u->op)));
     std::vector<UOpPtr> src;
@@ -153,8 +158,12 @@ Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, cons
   const Shape& shape = root->shape;
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
-  UOpPtr g = L.new_range(n);  // RANGE 0: the global range, split across threads
-  std::vector<UOpPtr> idx = unravel(g, shape);
+  // One Output range per axis; the optimizer decides how they become loops (optimize.cpp).
+  std::vector<UOpPtr> idx;
+  for (size_t i = 0; i < shape.size(); i++)
+    idx.push_back(shape[i] == 1 ? index_const(0)
+                                : make_uop(Ops::RANGE, kInt64, {index_const(shape[i])},
+                                           RangeArg{static_cast<int64_t>(i), AxisKind::Output}));
   UOpPtr out_param = L.param(out, true);
   UOpPtr value = L.lower(root->op == Ops::ASSIGN ? root->src[1] : root, idx);
   UOpPtr flat = ravel(idx, shape);
@@ -177,6 +186,7 @@ Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, cons
   Kernel k;
   k.sink = make_uop(Ops::SINK, kBool, {store});
   k.name = kernel_name(k.sink, shape);
+  k.out_shape = shape;
   k.global_size = n;
   k.work_per_item = L.reduce_work_;
   k.buffers = L.buffers_;

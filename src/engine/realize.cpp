@@ -1,49 +1,48 @@
 #include "engine/realize.h"
 
-#include <chrono>
-#include <cstdio>
 #include <algorithm>
 #include <atomic>
-#include <thread>
+#include <chrono>
+#include <cstdio>
+#include <map>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "codegen/linearize.h"
+#include "codegen/optimize.h"
 #include "debug.h"
+#include "engine/beam.h"
 #include "engine/schedule.h"
+#include "ir/variable_state.h"
 #include "lazygrad/counters.h"
+#include "lazygrad/runtime.h"
 #include "renderer/c_renderer.h"
 #include "runtime/buffer.h"
-#include "ir/variable_state.h"
 #include "runtime/device.h"
 
 namespace lazygrad {
 
 namespace {
 
-struct Compiled {
-  UOpPtr sink;  // keeps the key alive
-  std::string source;
-  std::shared_ptr<Program> program;
-  int64_t flops_per_item = 0;
-};
-
-// Kernels seen in this process, by their lowered graph (equal graphs are one node).
-std::unordered_map<const UOp*, std::shared_ptr<Compiled>>& compiled_cache() {
-  static std::unordered_map<const UOp*, std::shared_ptr<Compiled>> cache;
+// Kernels seen in this process, by their lowered graph (equal graphs are one node) and whether
+// they were optimized (NOOPT can change at run time).
+using CacheKey = std::pair<const UOp*, bool>;
+std::map<CacheKey, std::shared_ptr<Compiled>>& compiled_cache() {
+  static std::map<CacheKey, std::shared_ptr<Compiled>> cache;
   return cache;
 }
 std::mutex cache_mu;
 
 std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& kernels) {
-  std::vector<std::shared_ptr<Compiled>> out(kernels.size());
-  std::vector<std::pair<std::shared_ptr<Compiled>, std::string>> todo;  // kernel, name
+  std::vector<std::shared_ptr<Compiled>> out(kernels.size()), todo;
   std::unordered_map<const UOp*, std::shared_ptr<Compiled>> fresh;
+  bool noopt = settings().noopt;
   for (size_t i = 0; i < kernels.size(); i++) {
     const Kernel& k = kernels[i];
     {
       std::lock_guard<std::mutex> lock(cache_mu);
-      if (auto it = compiled_cache().find(k.sink.get()); it != compiled_cache().end()) {
+      if (auto it = compiled_cache().find({k.sink.get(), noopt}); it != compiled_cache().end()) {
         out[i] = it->second;
         continue;
       }
@@ -52,42 +51,57 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
       out[i] = it->second;
       continue;
     }
-    auto c = std::make_shared<Compiled>();
-    c->sink = k.sink;
-    LinearKernel lin = linearize(k);
-    c->flops_per_item = lin.flops_per_item;
-    c->source = render_c(k, lin);
-    if (debug_at(5)) debug_log(5, "IR of " + k.name + ":\n" + k.sink->str());
-    if (debug_at(4)) debug_log(4, c->source);
-    fresh[k.sink.get()] = out[i] = c;
-    todo.emplace_back(c, k.name);
+    std::vector<Opt> opts = noopt                 ? std::vector<Opt>{}
+                            : settings().beam > 0 ? beam_opts(k, settings().beam)
+                                                  : default_opts(k);
+    fresh[k.sink.get()] = out[i] = render_kernel(k, opts);
+    todo.push_back(out[i]);
   }
-  // New kernels compile in parallel, one compiler process per core at a time.
-  std::atomic<size_t> next{0};
-  std::mutex err_mu;
-  std::exception_ptr first_error;
-  auto worker = [&] {
-    for (size_t j; (j = next++) < todo.size();) {
-      try {
-        todo[j].first->program = cpu_device().compile(todo[j].second, todo[j].first->source);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(err_mu);
-        if (!first_error) first_error = std::current_exception();
-      }
-    }
-  };
-  size_t n_workers = std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> workers;
-  for (size_t w = 1; w < n_workers; w++) workers.emplace_back(worker);
-  if (!todo.empty()) worker();
-  for (auto& w : workers) w.join();
-  if (first_error) std::rethrow_exception(first_error);
+  compile_programs(todo);
   std::lock_guard<std::mutex> lock(cache_mu);
-  for (auto& [k, c] : fresh) compiled_cache()[k] = c;
+  for (auto& [k, c] : fresh) compiled_cache()[{k, noopt}] = c;
   return out;
 }
 
 }  // namespace
+
+std::shared_ptr<Compiled> render_kernel(const Kernel& k, std::span<const Opt> opts) {
+  auto c = std::make_shared<Compiled>();
+  c->sink = k.sink;
+  Kernel opt = apply_opts(k, opts);
+  LinearKernel lin = linearize(opt);
+  c->name = opt.opts.empty() ? k.name : k.name + " [" + opt.opts + "]";
+  c->global_size = opt.global_size;
+  c->work_per_item = opt.work_per_item;
+  c->flops_per_item = lin.flops_per_item;
+  c->source = render_c(opt, lin);
+  if (debug_at(5)) debug_log(5, "IR of " + c->name + ":\n" + opt.sink->str());
+  if (debug_at(4)) debug_log(4, c->source);
+  return c;
+}
+
+void compile_programs(std::span<const std::shared_ptr<Compiled>> items, bool keep_going) {
+  // One compiler process per core at a time.
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t j; (j = next++) < items.size();) {
+      const std::string name = items[j]->name.substr(0, items[j]->name.find(' '));
+      try {
+        items[j]->program = cpu_device().compile(name, items[j]->source);
+      } catch (const std::exception& e) {
+        items[j]->error = e.what();
+      }
+    }
+  };
+  size_t n_workers = std::min<size_t>(items.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> workers;
+  for (size_t w = 1; w < n_workers; w++) workers.emplace_back(worker);
+  if (!items.empty()) worker();
+  for (auto& w : workers) w.join();
+  if (keep_going) return;
+  for (const auto& c : items)
+    if (!c->error.empty()) throw Error(c->error);
+}
 
 Capture*& capture_slot() {
   static Capture* capture = nullptr;
@@ -105,7 +119,7 @@ double run_item(const ExecItem& item) {
     bytes += static_cast<int64_t>(b->nbytes());
   }
   if (item.global_size == 0) return 0;  // an empty tensor: nothing to compute
-  std::vector<int64_t> vars;  // read now: a Variable set after the graph was built still counts
+  std::vector<int64_t> vars;            // read now: a Variable set after the graph was built still counts
   for (const auto& v : item.vars) vars.push_back(v->bits.load());
   auto t0 = std::chrono::steady_clock::now();
   int err = item.program->launch(ptrs, vars, item.global_size, item.work_per_item);
@@ -124,8 +138,9 @@ double run_item(const ExecItem& item) {
     debug_log(2, line);
   }
   // The kernel's error flag: bit 0 from an integer //, bit 1 from an integer %.
-  if (err) throw Error(std::string(err & 1 ? "floor_divide (//)" : "remainder (%)") +
-                       ": integer division by zero in kernel " + item.name);
+  if (err)
+    throw Error(std::string(err & 1 ? "floor_divide (//)" : "remainder (%)") +
+                ": integer division by zero in kernel " + item.name);
   return dt;
 }
 
@@ -139,8 +154,9 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets) {
   int launched = 0;
   for (size_t i = 0; i < sched.kernels.size(); i++) {
     Kernel k = std::move(sched.kernels[i]);  // released after this step: intermediates free early
-    ExecItem item{k.name, compiled[i]->program, std::move(k.buffers), std::move(k.vars), k.global_size,
-                  k.work_per_item, compiled[i]->flops_per_item};
+    const Compiled& c = *compiled[i];
+    ExecItem item{c.name,        c.program,       std::move(k.buffers), std::move(k.vars),
+                  c.global_size, c.work_per_item, c.flops_per_item};
     if (item.global_size > 0) launched++;
     run_s += run_item(item);
     if (capture_slot()) capture_slot()->items.push_back(std::move(item));
@@ -149,8 +165,9 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets) {
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
     char line[256];
     std::snprintf(line, sizeof line,
-                  "realize: %d kernels in %.2f ms (run %.2f ms, %lld compiled in %.2f ms of compiler time)", launched,
-                  total * 1e3, run_s * 1e3, static_cast<long long>(GlobalCounters::compile_count - compiles_before),
+                  "realize: %d kernels in %.2f ms (run %.2f ms, %lld compiled in %.2f ms of compiler time)",
+                  launched, total * 1e3, run_s * 1e3,
+                  static_cast<long long>(GlobalCounters::compile_count - compiles_before),
                   (GlobalCounters::compile_s - compile_s_before) * 1e3);
     debug_log(1, line);
   }

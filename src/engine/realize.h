@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/optimize.h"
 #include "ir/uop.h"
 
 namespace lazygrad {
@@ -16,6 +17,19 @@ namespace lazygrad {
 std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets);
 
 class Program;
+
+// A kernel made ready to launch: the source of its optimized form, the program, and its sizes.
+struct Compiled {
+  UOpPtr sink;  // the lowered kernel's graph (keeps cache keys alive)
+  std::string name, source, error;
+  std::shared_ptr<Program> program;
+  int64_t global_size = 0, work_per_item = 1, flops_per_item = 0;  // of the optimized kernel
+};
+// Applies opts, linearizes and renders (does not compile).
+std::shared_ptr<Compiled> render_kernel(const Kernel& k, std::span<const Opt> opts);
+// Compiles each item's source, in parallel; a failure is stored in item->error, and thrown after all
+// finish unless keep_going.
+void compile_programs(std::span<const std::shared_ptr<Compiled>> items, bool keep_going = false);
 
 // One kernel launch, ready to run again: what the Jit captures and replays.
 struct ExecItem {

@@ -3,8 +3,10 @@
 // expressions of merged views come out as simple as the loops allow.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
+#include <unordered_set>
 
 #include "ir/rewrite.h"
 #include "ir/uop.h"
@@ -41,14 +43,30 @@ UOpPtr fold(const UOpPtr& u) {
   auto v = [&](size_t i) { return u->src[i]->const_int(); };
   int64_t r;
   switch (u->op) {
-    case Ops::ADD: r = static_cast<int64_t>(static_cast<uint64_t>(v(0)) + static_cast<uint64_t>(v(1))); break;
-    case Ops::MUL: r = static_cast<int64_t>(static_cast<uint64_t>(v(0)) * static_cast<uint64_t>(v(1))); break;
-    case Ops::MAX: r = std::max(v(0), v(1)); break;
-    case Ops::CMPLT: r = v(0) < v(1); break;
-    case Ops::CMPNE: r = v(0) != v(1); break;
-    case Ops::AND: r = v(0) & v(1); break;
-    case Ops::OR: r = v(0) | v(1); break;
-    case Ops::XOR: r = v(0) ^ v(1); break;
+    case Ops::ADD:
+      r = static_cast<int64_t>(static_cast<uint64_t>(v(0)) + static_cast<uint64_t>(v(1)));
+      break;
+    case Ops::MUL:
+      r = static_cast<int64_t>(static_cast<uint64_t>(v(0)) * static_cast<uint64_t>(v(1)));
+      break;
+    case Ops::MAX:
+      r = std::max(v(0), v(1));
+      break;
+    case Ops::CMPLT:
+      r = v(0) < v(1);
+      break;
+    case Ops::CMPNE:
+      r = v(0) != v(1);
+      break;
+    case Ops::AND:
+      r = v(0) & v(1);
+      break;
+    case Ops::OR:
+      r = v(0) | v(1);
+      break;
+    case Ops::XOR:
+      r = v(0) ^ v(1);
+      break;
     case Ops::IDIV:
       if (v(1) == 0 || u->src[0]->dtype == kUInt64) return nullptr;  // left for the kernel to report
       r = floordiv(v(0), v(1));
@@ -57,9 +75,14 @@ UOpPtr fold(const UOpPtr& u) {
       if (v(1) == 0 || u->src[0]->dtype == kUInt64) return nullptr;
       r = floormod(v(0), v(1));
       break;
-    case Ops::WHERE: r = v(0) ? v(1) : v(2); break;
-    case Ops::CAST: r = v(0); break;
-    default: return nullptr;
+    case Ops::WHERE:
+      r = v(0) ? v(1) : v(2);
+      break;
+    case Ops::CAST:
+      r = v(0);
+      break;
+    default:
+      return nullptr;
   }
   if (u->dtype == kUInt64 && (u->op == Ops::MAX || u->op == Ops::CMPLT)) return nullptr;  // unsigned order
   return const_int_uop(u->dtype, r);
@@ -112,9 +135,10 @@ UOpPtr combine_divmod(const UOpPtr& sum) {
       auto [d, kc] = lin.terms[j];
       if (j == i || kc != k * c) continue;
       UOpPtr merged;
-      if (d->op == Ops::IDIV && d->src[0] == x && d->src[1]->is_const(static_cast<double>(c))) merged = x;
-      else if (d->op == Ops::MOD && d->src[1]->is_const() && d->src[0]->op == Ops::IDIV && d->src[0]->src[0] == x &&
-               d->src[0]->src[1]->is_const(static_cast<double>(c)))
+      if (d->op == Ops::IDIV && d->src[0] == x && d->src[1]->is_const(static_cast<double>(c)))
+        merged = x;
+      else if (d->op == Ops::MOD && d->src[1]->is_const() && d->src[0]->op == Ops::IDIV &&
+               d->src[0]->src[0] == x && d->src[0]->src[1]->is_const(static_cast<double>(c)))
         merged = idx_mod(x, c * d->src[1]->const_int());
       if (!merged) continue;
       Linear out;
@@ -187,10 +211,17 @@ const PatternMatcher& symbolic() {
        [](const Binds& b, const UOpPtr& u) {
          return b["c"]->is_const(0) ? const_int_uop(u->dtype, 0) : nullptr;
        }},
+      {op(Ops::MUL, {op(Ops::MUL, {any("x"), cnst("a")}), cnst("b")}),
+       [](const Binds& b, const UOpPtr& u) -> UOpPtr {
+         if (u->dtype != kInt64) return nullptr;
+         return idx_mul(b["x"], b["a"]->const_int() * b["b"]->const_int());
+       }},
       {op(Ops::IDIV, {any("x"), cnst("c")}),
        [](const Binds& b, const UOpPtr&) { return b["c"]->is_const(1) ? b["x"] : nullptr; }},
       {op(Ops::MOD, {any("x"), cnst("c")}),
-       [](const Binds& b, const UOpPtr& u) { return b["c"]->is_const(1) ? const_int_uop(u->dtype, 0) : nullptr; }},
+       [](const Binds& b, const UOpPtr& u) {
+         return b["c"]->is_const(1) ? const_int_uop(u->dtype, 0) : nullptr;
+       }},
       // div and mod over a known range.
       {op(Ops::MOD, {any("x"), cnst("c")}),
        [](const Binds& b, const UOpPtr&) {
@@ -220,8 +251,10 @@ const PatternMatcher& symbolic() {
          int64_t a = b["a"]->const_int(), c = b["b"]->const_int();
          return a > 0 && c > 0 && a % c == 0 ? const_int_uop(u->dtype, 0) : nullptr;
        }},
-      {op(Ops::IDIV, {op(Ops::ADD), cnst("c")}), [](const Binds&, const UOpPtr& u) { return split_divmod(u); }},
-      {op(Ops::MOD, {op(Ops::ADD), cnst("c")}), [](const Binds&, const UOpPtr& u) { return split_divmod(u); }},
+      {op(Ops::IDIV, {op(Ops::ADD), cnst("c")}),
+       [](const Binds&, const UOpPtr& u) { return split_divmod(u); }},
+      {op(Ops::MOD, {op(Ops::ADD), cnst("c")}),
+       [](const Binds&, const UOpPtr& u) { return split_divmod(u); }},
       {op(Ops::ADD), [](const Binds&, const UOpPtr& u) { return combine_divmod(u); }},
       // Comparisons decided by range, and boolean identities.
       {op(Ops::CMPLT, {any("x"), cnst("c")}),
@@ -262,9 +295,12 @@ std::pair<int64_t, int64_t> UOp::bounds() const {
     case Ops::CONST:
       if (!is_float(dtype)) r = {const_int(), const_int()};
       break;
-    case Ops::RANGE: r = {0, src[0]->const_int() - 1}; break;
+    case Ops::RANGE:
+      r = {0, src[0]->const_int() - 1};
+      break;
     case Ops::ADD:
-      if (dtype == kInt64) r = {sat(__int128(b(0).first) + b(1).first), sat(__int128(b(0).second) + b(1).second)};
+      if (dtype == kInt64)
+        r = {sat(__int128(b(0).first) + b(1).first), sat(__int128(b(0).second) + b(1).second)};
       break;
     case Ops::MUL:
       if (dtype == kInt64) {
@@ -292,17 +328,50 @@ std::pair<int64_t, int64_t> UOp::bounds() const {
     case Ops::WHERE:
       if (dtype == kInt64) r = {std::min(b(1).first, b(2).first), std::max(b(1).second, b(2).second)};
       break;
-    default: break;
+    default:
+      break;
   }
   bounds_ = r;
   return r;
 }
 
-UOpPtr alu(Ops o, DType dtype, std::vector<UOpPtr> src) { return simplify_node(make_uop(o, dtype, std::move(src))); }
+UOpPtr alu(Ops o, DType dtype, std::vector<UOpPtr> src) {
+  return simplify_node(make_uop(o, dtype, std::move(src)));
+}
 
 UOpPtr alu(Ops o, UOpPtr a, UOpPtr b) {
   DType dt = is_comparison(o) ? kBool : a->dtype;
   return alu(o, dt, {std::move(a), std::move(b)});
+}
+
+bool depends_on(const UOpPtr& u, const UOp* x) {
+  std::vector<const UOp*> stack{u.get()};
+  std::unordered_set<const UOp*> seen;
+  while (!stack.empty()) {
+    const UOp* n = stack.back();
+    stack.pop_back();
+    if (n == x) return true;
+    if (!seen.insert(n).second) continue;
+    for (const auto& s : n->src) stack.push_back(s.get());
+  }
+  return false;
+}
+
+std::optional<std::pair<UOpPtr, int64_t>> affine_in(const UOpPtr& idx, const UOp* x) {
+  Linear lin;
+  lin.add(idx, 1);
+  Linear rest;
+  rest.constant = lin.constant;
+  int64_t coef = 0;
+  for (const auto& [atom, k] : lin.terms) {
+    if (atom.get() == x)
+      coef += k;
+    else if (depends_on(atom, x))
+      return std::nullopt;
+    else
+      rest.terms.emplace_back(atom, k);
+  }
+  return std::make_pair(rest.build(), coef);
 }
 
 UOpPtr idx_add(UOpPtr a, UOpPtr b) { return alu(Ops::ADD, std::move(a), std::move(b)); }

@@ -32,8 +32,11 @@ size_t hash_arg(const Arg& arg) {
     for (int64_t x : r->axes) h = mix(h, std::hash<int64_t>{}(x));
     return h;
   }
+  if (auto* r = std::get_if<RangeArg>(&arg))
+    return mix(mix(h, std::hash<int64_t>{}(r->id)), static_cast<size_t>(r->kind));
   if (auto* b = std::get_if<std::shared_ptr<Buffer>>(&arg)) return mix(h, std::hash<void*>{}(b->get()));
-  if (auto* v = std::get_if<std::shared_ptr<VariableState>>(&arg)) return mix(h, std::hash<void*>{}(v->get()));
+  if (auto* v = std::get_if<std::shared_ptr<VariableState>>(&arg))
+    return mix(h, std::hash<void*>{}(v->get()));
   return h;
 }
 
@@ -73,7 +76,8 @@ Table& table() {
 Shape infer_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
   auto err = [&](const std::string& what) { return Error(std::string(op_name(op)) + ": " + what); };
   switch (op_info(op).kind) {
-    case OpKind::Unary: return src[0]->shape;
+    case OpKind::Unary:
+      return src[0]->shape;
     case OpKind::Binary:
       if (src[0]->shape != src[1]->shape)
         throw err("shapes " + shape_str(src[0]->shape) + " and " + shape_str(src[1]->shape) + " differ");
@@ -86,16 +90,21 @@ Shape infer_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
       for (int64_t a : std::get<ReduceArg>(arg).axes) s[a] = 1;
       return s;
     }
-    case OpKind::Kernel: return {};
-    default: break;
+    case OpKind::Kernel:
+      return {};
+    default:
+      break;
   }
   const Shape& in = src.empty() ? Shape{} : src[0]->shape;
   switch (op) {
     case Ops::CONST:
-    case Ops::VAR: return {};
-    case Ops::IOTA: return {std::get<int64_t>(arg)};
+    case Ops::VAR:
+      return {};
+    case Ops::IOTA:
+      return {std::get<int64_t>(arg)};
     case Ops::RESHAPE:
-    case Ops::EXPAND: return std::get<std::vector<int64_t>>(arg);
+    case Ops::EXPAND:
+      return std::get<std::vector<int64_t>>(arg);
     case Ops::PERMUTE: {
       Shape s;
       for (int64_t p : std::get<std::vector<int64_t>>(arg)) s.push_back(in[p]);
@@ -109,7 +118,8 @@ Shape infer_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
         s[i] = op == Ops::PAD ? in[i] + p[2 * i] + p[2 * i + 1] : p[2 * i + 1] - p[2 * i];
       return s;
     }
-    default: return in;  // FLIP, CONTIGUOUS, ASSIGN
+    default:
+      return in;  // FLIP, CONTIGUOUS, ASSIGN
   }
 }
 
@@ -122,7 +132,8 @@ UOp::~UOp() {
   if (it != t.map.end() && it->first.node == this) t.map.erase(it);
 }
 
-UOpPtr make_uop_with_shape(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg, std::optional<Shape> shape) {
+UOpPtr make_uop_with_shape(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg,
+                           std::optional<Shape> shape) {
   size_t h = mix(static_cast<size_t>(op), static_cast<size_t>(dtype));
   for (const auto& s : src) h = mix(h, std::hash<const void*>{}(s.get()));
   h = mix(h, hash_arg(arg));
@@ -169,7 +180,7 @@ UOpPtr const_uop(DType dtype, double value) {
   if (std::isnan(value)) throw Error("const: NaN has no value in " + std::string(dtype_name(dtype)));
   // uint64 constants above INT64_MAX keep their bit pattern.
   int64_t v = value >= 9223372036854775808.0 ? static_cast<int64_t>(static_cast<uint64_t>(value))
-                                              : static_cast<int64_t>(value);
+                                             : static_cast<int64_t>(value);
   return const_int_uop(dtype, v);
 }
 
@@ -214,12 +225,19 @@ std::string UOp::str(int depth) const {
   std::visit(
       [&](const auto& a) {
         using A = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<A, int64_t> || std::is_same_v<A, double>) os << " arg=" << a;
-        else if constexpr (std::is_same_v<A, std::vector<int64_t>>) os << " arg=" << shape_str(a);
+        if constexpr (std::is_same_v<A, int64_t> || std::is_same_v<A, double>)
+          os << " arg=" << a;
+        else if constexpr (std::is_same_v<A, std::vector<int64_t>>)
+          os << " arg=" << shape_str(a);
         else if constexpr (std::is_same_v<A, ReduceArg>)
           os << " " << op_name(a.op) << " axes=" << shape_str(a.axes);
-        else if constexpr (std::is_same_v<A, std::shared_ptr<Buffer>>) os << " buf=" << a.get();
-        else if constexpr (std::is_same_v<A, std::shared_ptr<VariableState>>) os << " var=" << a.get();
+        else if constexpr (std::is_same_v<A, std::shared_ptr<Buffer>>)
+          os << " buf=" << a.get();
+        else if constexpr (std::is_same_v<A, std::shared_ptr<VariableState>>)
+          os << " var=" << a.get();
+        else if constexpr (std::is_same_v<A, RangeArg>)
+          os << " id=" << a.id << " "
+             << "GOLUNV"[static_cast<int>(a.kind)];
       },
       arg);
   os << "\n";

@@ -28,8 +28,19 @@ struct ReduceArg {
   bool operator==(const ReduceArg&) const = default;
 };
 
+// What a kernel loop variable is. Lowering makes one Output range per output axis and Loop ranges
+// for reductions; the optimizer turns the Output ranges into the thread-split Global loop and may
+// split pieces off any axis: Upcast (output, unrolled into registers), Unroll (reduction, unrolled)
+// and Vector (the lanes of the compiler's vector types).
+enum class AxisKind : uint8_t { Global, Output, Loop, Upcast, Unroll, Vector };
+struct RangeArg {
+  int64_t id;
+  AxisKind kind;
+  bool operator==(const RangeArg&) const = default;
+};
+
 using Arg = std::variant<std::monostate, int64_t, double, std::vector<int64_t>, ReduceArg,
-                         std::shared_ptr<Buffer>, std::shared_ptr<VariableState>>;
+                         std::shared_ptr<Buffer>, std::shared_ptr<VariableState>, RangeArg>;
 
 struct UOp {
   Ops op;
@@ -42,7 +53,9 @@ struct UOp {
   ~UOp();
 
   template <class T>
-  const T& as() const { return std::get<T>(arg); }
+  const T& as() const {
+    return std::get<T>(arg);
+  }
   bool is_const() const { return op == Ops::CONST; }
   bool is_const(double v) const;  // a CONST equal to v
   double const_double() const;    // a CONST's value as double
@@ -77,9 +90,15 @@ UOpPtr idx_add(UOpPtr a, UOpPtr b);
 UOpPtr idx_mul(UOpPtr a, int64_t c);
 UOpPtr idx_div(UOpPtr a, int64_t c);
 UOpPtr idx_mod(UOpPtr a, int64_t c);
-UOpPtr idx_lt(UOpPtr a, int64_t c);    // bool: a < c
-UOpPtr idx_ge(UOpPtr a, int64_t c);    // bool: a >= c
+UOpPtr idx_lt(UOpPtr a, int64_t c);   // bool: a < c
+UOpPtr idx_ge(UOpPtr a, int64_t c);   // bool: a >= c
 UOpPtr bool_and(UOpPtr a, UOpPtr b);  // either may be null (true)
+
+// Whether x occurs in u's graph.
+bool depends_on(const UOpPtr& u, const UOp* x);
+// idx as base + coef * x with base free of x (int64 index math), or nullopt when idx is not affine
+// in x (x inside a div, mod or product of atoms).
+std::optional<std::pair<UOpPtr, int64_t>> affine_in(const UOpPtr& idx, const UOp* x);
 
 // Number of live UOps (for tests of hash-consing).
 size_t live_uop_count();

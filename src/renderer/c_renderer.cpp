@@ -5,10 +5,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <numbers>
+#include <optional>
 #include <sstream>
-#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -21,15 +22,21 @@ namespace {
 // The C type a value of dt is computed in, and the type it is stored as.
 std::string compute_type(DType dt) {
   switch (dt) {
-    case kBool: return "_Bool";
+    case kBool:
+      return "_Bool";
     case kFloat16:
     case kBFloat16:
-    case kFloat32: return "float";
-    case kFloat64: return "double";
-    default: return std::string(dtype_name(dt)) + "_t";
+    case kFloat32:
+      return "float";
+    case kFloat64:
+      return "double";
+    default:
+      return std::string(dtype_name(dt)) + "_t";
   }
 }
-std::string storage_type(DType dt) { return dt == kFloat16 || dt == kBFloat16 ? "uint16_t" : compute_type(dt); }
+std::string storage_type(DType dt) {
+  return dt == kFloat16 || dt == kBFloat16 ? "uint16_t" : compute_type(dt);
+}
 
 // Helper functions, each emitted only into kernels that call it (DEBUG=4 stays short).
 struct Helper {
@@ -64,7 +71,8 @@ const Helper kHelpers[] = {
   return (uint16_t)(s | (r >> 13));
 }
 )"},
-    {"lg_bf2f(", R"(static inline float lg_bf2f(uint16_t h) { union { uint32_t u; float f; } c = {(uint32_t)h << 16}; return c.f; }
+    {"lg_bf2f(",
+     R"(static inline float lg_bf2f(uint16_t h) { union { uint32_t u; float f; } c = {(uint32_t)h << 16}; return c.f; }
 )"},
     {"lg_f2bf(", R"(static inline uint16_t lg_f2bf(float f) {
   union { float f; uint32_t u; } c = {f};
@@ -75,7 +83,8 @@ const Helper kHelpers[] = {
     // max that propagates NaN, as torch.maximum does.
     {"lg_fmaxf(", "static inline float lg_fmaxf(float a, float b) { return (a > b || a != a) ? a : b; }\n"},
     {"lg_fmax(", "static inline double lg_fmax(double a, double b) { return (a > b || a != a) ? a : b; }\n"},
-    {"lg_bits_f64(", "static inline double lg_bits_f64(int64_t b) { union { int64_t i; double d; } u = {b}; return u.d; }\n"},
+    {"lg_bits_f64(",
+     "static inline double lg_bits_f64(int64_t b) { union { int64_t i; double d; } u = {b}; return u.d; }\n"},
 };
 
 // Floor division and modulo with a zero check, per integer type used.
@@ -90,7 +99,8 @@ std::string int_helpers(const std::string& t, bool is_unsigned_type) {
     // b == -1 is done as a negation so MIN / -1 wraps (as in PyTorch) instead of trapping.
     os << "static inline " << t << " lg_idiv_" << t << "(" << t << " a, " << t
        << " b, int* err) { if (b == 0) { *err |= 1; return 0; } if (b == -1) return (" << t
-       << ")(0 - (uint64_t)a); " << t << " q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n";
+       << ")(0 - (uint64_t)a); " << t
+       << " q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n";
     os << "static inline " << t << " lg_mod_" << t << "(" << t << " a, " << t
        << " b, int* err) { if (b == 0) { *err |= 2; return 0; } if (b == -1) return 0; " << t
        << " r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n";
@@ -106,8 +116,10 @@ std::string literal(const UOp& c) {
     if (std::isnan(v)) return f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
     if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (f32 ? "__builtin_inff()" : "__builtin_inf()");
     char buf[64];
-    if (f32) std::snprintf(buf, sizeof buf, "%.9gf", static_cast<float>(v));
-    else std::snprintf(buf, sizeof buf, "%.17g", v);
+    if (f32)
+      std::snprintf(buf, sizeof buf, "%.9gf", static_cast<float>(v));
+    else
+      std::snprintf(buf, sizeof buf, "%.17g", v);
     std::string s = buf;
     if (s.find_first_of(".en") == std::string::npos) s.insert(s.size() - (f32 ? 1 : 0), ".0");
     return s;
@@ -134,22 +146,36 @@ class CRenderer {
       DType dt = k_.buffers[i]->dtype;
       kernel << (k_.written[i] ? "" : "const ") << storage_type(dt) << "* restrict data" << i << ", ";
     }
-    for (size_t i = 0; i < k_.vars.size(); i++) kernel << "const " << compute_type(var_dtype(i)) << " var" << i << ", ";
+    for (size_t i = 0; i < k_.vars.size(); i++)
+      kernel << "const " << compute_type(var_dtype(i)) << " var" << i << ", ";
     kernel << "int64_t gstart, int64_t gend) {\n  int err = 0;\n";
+    if (lin_.vector_range) {
+      kernel << "  const " << vtype(kInt64) << " lane = {";
+      for (int64_t l = 0; l < lanes(); l++) kernel << (l ? ", " : "") << l;
+      kernel << "};\n";
+    }
     kernel << "  for (int64_t g = gstart; g < gend; g++) {\n" << body.str() << "  }\n  return err;\n}\n\n";
-    kernel << "int " << k_.name << "_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend) {\n"
+    kernel << "int " << k_.name
+           << "_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend) {\n"
            << "  return " << k_.name << "(";
     for (size_t i = 0; i < k_.buffers.size(); i++)
       kernel << "(" << storage_type(k_.buffers[i]->dtype) << "*)bufs[" << i << "], ";
     // Floating-point arguments arrive as float64 bit patterns.
     for (size_t i = 0; i < k_.vars.size(); i++) {
       std::string v = "vars[" + std::to_string(i) + "]";
-      kernel << "(" << compute_type(var_dtype(i)) << ")" << (is_float(var_dtype(i)) ? "lg_bits_f64(" + v + ")" : v) << ", ";
+      kernel << "(" << compute_type(var_dtype(i)) << ")"
+             << (is_float(var_dtype(i)) ? "lg_bits_f64(" + v + ")" : v) << ", ";
     }
     kernel << "gstart, gend);\n}\n";
     std::string k = kernel.str();
     std::ostringstream os;
     os << "#include <math.h>\n#include <stdint.h>\n";
+    // Vector accumulators may fuse multiply and add (one rounding), as BLAS does; elementwise
+    // kernels keep PyTorch's two roundings.
+    if (fma_)
+      os << "#if defined(__clang__)\n#pragma clang fp contract(fast)\n#else\n#pragma GCC "
+            "optimize(\"fp-contract=fast\")\n#endif\n";
+    for (const auto& t : typedefs_) os << t.second;
     for (const Helper& h : kHelpers)
       if (k.find(h.name) != std::string::npos) os << h.code;
     for (const auto& h : helpers_) os << h.second;
@@ -175,12 +201,20 @@ class CRenderer {
 
   std::string name(const UOpPtr& u) {
     if (u->op == Ops::CONST) return literal(*u);
-    if (u->op == Ops::RANGE) return u->as<int64_t>() == 0 ? "g" : "r" + std::to_string(u->as<int64_t>());
+    if (u->op == Ops::RANGE) {
+      const auto& r = u->as<RangeArg>();
+      return r.kind == AxisKind::Global   ? "g"
+             : r.kind == AxisKind::Vector ? "lane"
+                                          : "r" + std::to_string(r.id);
+    }
     if (u->op == Ops::DEFINE_GLOBAL) return "data" + std::to_string(u->as<int64_t>());
     if (u->op == Ops::DEFINE_VAR) return "var" + std::to_string(u->as<int64_t>());
     auto it = names_.find(u.get());
     if (it != names_.end()) return it->second;
-    std::string n = (u->op == Ops::REDUCE ? "acc" : u->op == Ops::LOAD ? "val" : "alu") + std::to_string(counter_++);
+    std::string n = (u->op == Ops::REDUCE ? "acc"
+                     : u->op == Ops::LOAD ? "val"
+                                          : "alu") +
+                    std::to_string(counter_++);
     names_[u.get()] = n;
     return n;
   }
@@ -195,24 +229,175 @@ class CRenderer {
         std::string r = name(u);
         return ind + "for (int64_t " + r + " = 0; " + r + " < " + literal(*u->src[0]) + "; " + r + "++) {\n";
       }
-      case Step::Close: return ind + "}\n";
-      case Step::AccInit: return ind + acc_type(u) + " " + name(u) + " = " + identity(u) + ";\n";
+      case Step::Close:
+        return ind + "}\n";
+      case Step::AccInit: {
+        if (!lin_.vector_acc(u)) return ind + acc_type(u) + " " + name(u) + " = " + identity(u) + ";\n";
+        if (u->as<ReduceArg>().op == Ops::ADD && is_float(u->dtype)) fma_ = true;
+        return ind + vtype(u->dtype) + " " + acc_name(u) + " = " + lanes_of(identity(u)) + ";\n";
+      }
       case Step::AccUpdate: {
-        std::string acc = name(u), v = name(u->src[0]);
+        std::string acc = lin_.vector_acc(u) ? acc_name(u) : name(u), v = name(u->src[0]);
         Ops op = u->as<ReduceArg>().op;
         if (op == Ops::ADD) return ind + acc + " += " + v + ";\n";
         if (op == Ops::MUL) return ind + acc + " *= " + v + ";\n";
-        return ind + acc + " = " + max_expr(u->dtype, acc, v) + ";\n";
+        if (!lin_.vector_acc(u)) return ind + acc + " = " + max_expr(u->dtype, acc, v) + ";\n";
+        std::string lanes;
+        for (int64_t l = 0; l < this->lanes(); l++) {
+          std::string i = "[" + std::to_string(l) + "]";
+          lanes += (l ? ", " : "") + max_expr(u->dtype, acc + i, v + i);
+        }
+        return ind + acc + " = (" + vtype(u->dtype) + "){" + lanes + "};\n";
       }
-      case Step::Compute: break;
+      case Step::AccFinish: {  // the lanes of a vector accumulator, combined in a balanced tree
+        Ops op = u->as<ReduceArg>().op;
+        std::vector<std::string> terms;
+        for (int64_t l = 0; l < lanes(); l++) terms.push_back(acc_name(u) + "[" + std::to_string(l) + "]");
+        while (terms.size() > 1) {
+          std::vector<std::string> next;
+          for (size_t i = 0; i + 1 < terms.size(); i += 2)
+            next.push_back(op == Ops::ADD   ? "(" + terms[i] + " + " + terms[i + 1] + ")"
+                           : op == Ops::MUL ? "(" + terms[i] + " * " + terms[i + 1] + ")"
+                                            : max_expr(u->dtype, terms[i], terms[i + 1]));
+          terms = std::move(next);
+        }
+        return ind + compute_type(u->dtype) + " " + name(u) + " = " + terms[0] + ";\n";
+      }
+      case Step::Compute:
+        break;
     }
-    if (u->op == Ops::STORE) {
-      std::string v = name(u->src[2]);
-      if (u->dtype == kFloat16) v = "lg_f2h(" + v + ")";
-      if (u->dtype == kBFloat16) v = "lg_f2bf(" + v + ")";
-      return ind + name(u->src[0]) + "[" + name(u->src[1]) + "] = " + v + ";\n";
+    if (!vec(u)) {
+      if (u->op == Ops::STORE) return ind + store(u, "");
+      return ind + compute_type(u->dtype) + " " + name(u) + " = " + expr(u) + ";\n";
     }
-    return ind + compute_type(u->dtype) + " " + name(u) + " = " + expr(u) + ";\n";
+    if (u->op == Ops::STORE) return vector_store(u, ind);
+    if (u->op == Ops::LOAD) {
+      if (auto base = contiguous_base(u)) {
+        std::string n = name(u), copy = "__builtin_memcpy(&" + n + ", " + name(u->src[0]) + " + (" + *base +
+                                        "), sizeof(" + n + "));\n";
+        if (u->src.size() == 2) return ind + vtype(u->dtype) + " " + n + ";\n" + ind + copy;
+        return ind + vtype(u->dtype) + " " + n + " = {0};\n" + ind + "if (" + name(u->src[2]) + ") " + copy;
+      }
+    }
+    if (std::string e = vector_expr(u); !e.empty())
+      return ind + vtype(u->dtype) + " " + name(u) + " = " + e + ";\n";
+    // Lane by lane: the scalar expression once per lane.
+    std::string lanes;
+    for (int64_t l = 0; l < this->lanes(); l++) {
+      lane_ = l;
+      lanes += (l ? ", " : "") + expr(u);
+    }
+    lane_ = -1;
+    return ind + vtype(u->dtype) + " " + name(u) + " = {" + lanes + "};\n";
+  }
+
+  std::string store(const UOpPtr& u, const std::string& ind) {
+    std::string v = ref(u->src[2]);
+    if (u->dtype == kFloat16) v = "lg_f2h(" + v + ")";
+    if (u->dtype == kBFloat16) v = "lg_f2bf(" + v + ")";
+    return ind + name(u->src[0]) + "[" + ref(u->src[1]) + "] = " + v + ";\n";
+  }
+
+  std::string vector_store(const UOpPtr& u, const std::string& ind) {
+    auto base = contiguous_base(u);
+    if (!base) {
+      std::string out;
+      for (int64_t l = 0; l < lanes(); l++) {
+        lane_ = l;
+        out += store(u, ind);
+      }
+      lane_ = -1;
+      return out;
+    }
+    std::string v = name(u->src[2]), out;
+    if (!vec(u->src[2])) {  // one value for every lane
+      v = name(u) + "_v";
+      out = ind + vtype(u->dtype) + " " + v + " = " + lanes_of(name(u->src[2])) + ";\n";
+    }
+    return out + ind + "__builtin_memcpy(" + name(u->src[0]) + " + (" + *base + "), &" + v + ", sizeof(" + v +
+           "));\n";
+  }
+
+  // The scalar index of lane 0 when a LOAD or STORE touches consecutive elements, one per lane, and
+  // its validity is the same for all lanes (16-bit floats convert lane by lane instead).
+  std::optional<std::string> contiguous_base(const UOpPtr& u) {
+    DType dt = u->op == Ops::LOAD ? u->dtype : u->src[2]->dtype;
+    if (dt == kFloat16 || dt == kBFloat16) return std::nullopt;
+    if (u->op == Ops::LOAD && u->src.size() == 3 && vec(u->src[2])) return std::nullopt;
+    auto aff = affine_in(u->src[1], lin_.vector_range.get());
+    if (!aff || aff->second != 1) return std::nullopt;
+    return inline_index(aff->first);
+  }
+
+  // Index math written out in place (its atoms are values already computed).
+  std::string inline_index(const UOpPtr& u) {
+    if (u->op == Ops::CONST || u->op == Ops::RANGE || u->op == Ops::DEFINE_VAR || names_.count(u.get()))
+      return name(u);
+    if (u->op == Ops::ADD) return "(" + inline_index(u->src[0]) + " + " + inline_index(u->src[1]) + ")";
+    if (u->op == Ops::MUL) return "(" + inline_index(u->src[0]) + " * " + inline_index(u->src[1]) + ")";
+    throw Error("render_c: cannot write index " + std::string(op_name(u->op)) + " in place");
+  }
+
+  // Ops the compiler's vector types do directly (a scalar operand is broadcast); empty if none.
+  std::string vector_expr(const UOpPtr& u) {
+    auto plain = [](DType dt) { return dt != kBool && dt != kFloat16 && dt != kBFloat16; };
+    switch (u->op) {
+      case Ops::ADD:
+        return name(u->src[0]) + " + " + name(u->src[1]);
+      case Ops::MUL:
+        if (u->src[0]->op == Ops::LOG2) return "";
+        if (is_float(u->dtype) && u->src[1]->op == Ops::RECIPROCAL && plain(u->dtype))
+          return name(u->src[0]) + " / " + name(u->src[1]->src[0]);
+        return name(u->src[0]) + " * " + name(u->src[1]);
+      case Ops::RECIPROCAL:
+        return plain(u->dtype) ? std::string(u->dtype == kFloat64 ? "1.0" : "1.0f") + " / " + name(u->src[0])
+                               : "";
+      case Ops::AND:
+      case Ops::OR:
+      case Ops::XOR:
+        if (u->dtype == kBool) return "";  // a scalar _Bool does not broadcast to a vector
+        return name(u->src[0]) +
+               (u->op == Ops::AND  ? " & "
+                : u->op == Ops::OR ? " | "
+                                   : " ^ ") +
+               name(u->src[1]);
+      case Ops::CAST:
+        if (!plain(u->dtype) || !plain(u->src[0]->dtype) || !vec(u->src[0])) return "";
+        return "__builtin_convertvector(" + name(u->src[0]) + ", " + vtype(u->dtype) + ")";
+      default:
+        return "";
+    }
+  }
+
+  bool vec(const UOpPtr& u) const { return lin_.vectors.count(u.get()) != 0; }
+  int64_t lanes() const { return lin_.vector_range ? lin_.vector_range->src[0]->const_int() : 1; }
+  std::string acc_name(const UOpPtr& red) { return name(red) + (vec(red) ? "" : "v"); }
+  std::string lanes_of(const std::string& v) {
+    std::string out = "{";
+    for (int64_t l = 0; l < lanes(); l++) out += (l ? ", " : "") + v;
+    return out + "}";
+  }
+
+  // A value of node x: in a lane-by-lane expression, this lane of a vector.
+  std::string ref(const UOpPtr& x) {
+    std::string n = name(x);
+    return lane_ >= 0 && vec(x) ? n + "[" + std::to_string(lane_) + "]" : n;
+  }
+
+  // The vector type of dt with this kernel's lanes (bools as 0/1 bytes), declared on first use.
+  std::string vtype(DType dt) {
+    std::string elem = dt == kBool ? "int8_t" : compute_type(dt);
+    size_t bytes = dt == kBool ? 1 : (dt == kFloat16 || dt == kBFloat16) ? 4 : itemsize(dt);
+    std::string t = "lg_" +
+                    std::string(elem == "int8_t"   ? "int8"
+                                : elem == "float"  ? "float"
+                                : elem == "double" ? "double"
+                                                   : elem.substr(0, elem.size() - 2)) +
+                    "x" + std::to_string(lanes());
+    if (!typedefs_.count(t))
+      typedefs_[t] = "typedef " + elem + " " + t + " __attribute__((vector_size(" +
+                     std::to_string(bytes * lanes()) + ")));\n";
+    return t;
   }
 
   // float32 sums accumulate in double: a long float32 running sum loses digits PyTorch's pairwise
@@ -240,7 +425,7 @@ class CRenderer {
 
   std::string divmod(const UOpPtr& u, const char* c_op, const char* helper) {
     const UOpPtr &a = u->src[0], &b = u->src[1];
-    std::string x = name(a), y = name(b);
+    std::string x = ref(a), y = ref(b);
     // Index math and known-positive divisors need no check: C's / and % agree with floor there.
     bool safe_divisor = b->is_const() && b->const_int() > 0;
     bool non_negative = is_unsigned(a->dtype) || (a->dtype == kInt64 && a->vmin() >= 0);
@@ -251,7 +436,7 @@ class CRenderer {
   }
 
   std::string expr(const UOpPtr& u) {
-    auto s = [&](size_t i) { return name(u->src[i]); };
+    auto s = [&](size_t i) { return ref(u->src[i]); };
     bool f32 = is_float(u->dtype) && u->dtype != kFloat64;
     std::string fs = f32 ? "f" : "";
     switch (u->op) {
@@ -266,20 +451,23 @@ class CRenderer {
         // exp(x) reaches us as exp2(x * log2(e)); libm's exp is exact where the product is not.
         const UOpPtr& m = u->src[0];
         if (m->op == Ops::MUL && m->src[1]->is_const() && m->src[1]->const_double() == std::numbers::log2e)
-          return "exp" + fs + "(" + name(m->src[0]) + ")";
+          return "exp" + fs + "(" + ref(m->src[0]) + ")";
         return "exp2" + fs + "(" + s(0) + ")";
       }
-      case Ops::LOG2: return "log2" + fs + "(" + s(0) + ")";
+      case Ops::LOG2:
+        return "log2" + fs + "(" + s(0) + ")";
       case Ops::SIN: {
         // cos(x) reaches us as sin(pi/2 + x * -1).
         const UOpPtr& a = u->src[0];
         if (a->op == Ops::ADD && a->src[0]->is_const() && a->src[0]->const_double() == std::numbers::pi / 2 &&
             a->src[1]->op == Ops::MUL && a->src[1]->src[1]->is_const(-1))
-          return "cos" + fs + "(" + name(a->src[1]->src[0]) + ")";
+          return "cos" + fs + "(" + ref(a->src[1]->src[0]) + ")";
         return "sin" + fs + "(" + s(0) + ")";
       }
-      case Ops::SQRT: return "sqrt" + fs + "(" + s(0) + ")";
-      case Ops::RECIPROCAL: return (f32 ? "1.0f / " : "1.0 / ") + s(0);
+      case Ops::SQRT:
+        return "sqrt" + fs + "(" + s(0) + ")";
+      case Ops::RECIPROCAL:
+        return (f32 ? "1.0f / " : "1.0 / ") + s(0);
       case Ops::CAST: {
         DType from = u->src[0]->dtype, to = u->dtype;
         // A 16-bit float chain is computed in float and rounded where it ends: here, or at a store.
@@ -292,27 +480,42 @@ class CRenderer {
         if (to == kBFloat16) return "lg_bf2f(lg_f2bf(" + v + "))";
         return v;
       }
-      case Ops::ADD: return s(0) + " + " + s(1);
+      case Ops::ADD:
+        return s(0) + " + " + s(1);
       case Ops::MUL:
         // log(x) reaches us as log2(x) * ln(2).
-        if (u->src[0]->op == Ops::LOG2 && u->src[1]->is_const() && u->src[1]->const_double() == std::numbers::ln2)
-          return "log" + fs + "(" + name(u->src[0]->src[0]) + ")";
+        if (u->src[0]->op == Ops::LOG2 && u->src[1]->is_const() &&
+            u->src[1]->const_double() == std::numbers::ln2)
+          return "log" + fs + "(" + ref(u->src[0]->src[0]) + ")";
         // x * (1/y) is rendered as x / y: one rounding, as PyTorch's division.
-        if (is_float(u->dtype) && u->src[1]->op == Ops::RECIPROCAL) return s(0) + " / " + name(u->src[1]->src[0]);
+        if (is_float(u->dtype) && u->src[1]->op == Ops::RECIPROCAL)
+          return s(0) + " / " + ref(u->src[1]->src[0]);
         return s(0) + " * " + s(1);
-      case Ops::MAX: return max_expr(u->dtype, s(0), s(1));
-      case Ops::CMPLT: return s(0) + " < " + s(1);
-      case Ops::CMPNE: return s(0) + " != " + s(1);
-      case Ops::IDIV: return divmod(u, "/", "idiv");
-      case Ops::MOD: return divmod(u, "%", "mod");
-      case Ops::AND: return s(0) + " & " + s(1);
-      case Ops::OR: return s(0) + " | " + s(1);
-      case Ops::XOR: return s(0) + " ^ " + s(1);
+      case Ops::MAX:
+        return max_expr(u->dtype, s(0), s(1));
+      case Ops::CMPLT:
+        return s(0) + " < " + s(1);
+      case Ops::CMPNE:
+        return s(0) + " != " + s(1);
+      case Ops::IDIV:
+        return divmod(u, "/", "idiv");
+      case Ops::MOD:
+        return divmod(u, "%", "mod");
+      case Ops::AND:
+        return s(0) + " & " + s(1);
+      case Ops::OR:
+        return s(0) + " | " + s(1);
+      case Ops::XOR:
+        return s(0) + " ^ " + s(1);
       // The left operand's type decides a shift's width: a bare literal would shift as a 32-bit int.
-      case Ops::SHL: return "(" + compute_type(u->dtype) + ")" + s(0) + " << " + s(1);
-      case Ops::SHR: return "(" + compute_type(u->dtype) + ")" + s(0) + " >> " + s(1);
-      case Ops::WHERE: return s(0) + " ? " + s(1) + " : " + s(2);
-      default: throw Error("render_c: no C for " + std::string(op_name(u->op)));
+      case Ops::SHL:
+        return "(" + compute_type(u->dtype) + ")" + s(0) + " << " + s(1);
+      case Ops::SHR:
+        return "(" + compute_type(u->dtype) + ")" + s(0) + " >> " + s(1);
+      case Ops::WHERE:
+        return s(0) + " ? " + s(1) + " : " + s(2);
+      default:
+        throw Error("render_c: no C for " + std::string(op_name(u->op)));
     }
   }
 
@@ -321,6 +524,9 @@ class CRenderer {
   std::unordered_map<const UOp*, std::string> names_;
   std::map<std::string, std::string> helpers_;
   std::vector<DType> var_dtypes_;
+  std::map<std::string, std::string> typedefs_;
+  int64_t lane_ = -1;  // the lane a lane-by-lane expression is for (-1: scalar code)
+  bool fma_ = false;   // a vector float accumulator: let the compiler fuse multiply-adds
   int counter_ = 0;
 };
 

@@ -36,10 +36,13 @@ Settings& mutable_settings() {
     int cores = static_cast<int>(std::thread::hardware_concurrency());
     s.threads = std::max(1, env_int("THREADS", cores > 0 ? cores : 1));
     s.flush_denormals = env_int("FTZ", 1) != 0;
+    s.noopt = env_int("NOOPT", 0) != 0;
+    s.beam = std::max(0, env_int("BEAM", 0));
     s.cc = env("CC", "cc");
     // IEEE semantics: no -ffast-math, no FMA contraction (results match PyTorch's op-by-op ones);
     // -fwrapv makes signed overflow wrap as it does in PyTorch.
-    s.cflags = env("LAZYGRAD_CFLAGS", "-O2 -march=native -fPIC -shared -fwrapv -fno-math-errno -ffp-contract=off");
+    s.cflags =
+        env("LAZYGRAD_CFLAGS", "-O2 -march=native -fPIC -shared -fwrapv -fno-math-errno -ffp-contract=off");
     std::string xdg = env("XDG_CACHE_HOME", env("HOME", "/tmp") + "/.cache");
     s.cache_dir = env("LAZYGRAD_CACHE", xdg + "/lazygrad");
     return s;
@@ -54,6 +57,9 @@ void set_threads(int n) {
   if (n < 1) throw Error("set_threads: need at least 1 thread, got " + std::to_string(n));
   mutable_settings().threads = n;
 }
+
+void set_noopt(bool on) { mutable_settings().noopt = on; }
+void set_beam(int width) { mutable_settings().beam = std::max(0, width); }
 
 void debug_log(int level, const std::string& line) {
   if (!debug_at(level)) return;

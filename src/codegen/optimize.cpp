@@ -1,0 +1,315 @@
+// Kernel optimizations as substitutions on the lowered graph: an axis split into a loop and pieces
+// is the range replaced by loop * size + piece; an Upcast or Unroll piece is then expanded by
+// substituting each of its values (hash-consing shares whatever does not depend on it, such as a
+// matrix product's row loaded once for a whole register tile).
+#include "codegen/optimize.h"
+
+#include <algorithm>
+#include <functional>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "lazygrad/error.h"
+#include "runtime/buffer.h"
+#include "shape/view.h"
+
+namespace lazygrad {
+
+namespace {
+
+UOpPtr make_range(int64_t size, int64_t id, AxisKind kind) {
+  return make_uop(Ops::RANGE, kInt64, {index_const(size)}, RangeArg{id, kind});
+}
+
+AxisKind kind_of(const UOpPtr& r) { return r->as<RangeArg>().kind; }
+
+// Rebuilds a graph with nodes replaced; a REDUCE's ranges are replaced by lists of ranges, and
+// Unroll ranges among them are expanded into the reduction's body.
+class Substitute {
+ public:
+  using Map = std::unordered_map<const UOp*, UOpPtr>;
+  using RangeLists = std::unordered_map<const UOp*, std::vector<UOpPtr>>;
+  explicit Substitute(Map map, RangeLists lists = {}) : map_(std::move(map)), lists_(std::move(lists)) {}
+
+  UOpPtr operator()(const UOpPtr& u) {
+    if (auto it = map_.find(u.get()); it != map_.end()) return it->second;
+    if (auto it = memo_.find(u.get()); it != memo_.end()) return it->second;
+    UOpPtr out = u->op == Ops::REDUCE ? reduce(u) : rebuild(u);
+    memo_[u.get()] = out;
+    return out;
+  }
+
+ private:
+  UOpPtr rebuild(const UOpPtr& u) {
+    std::vector<UOpPtr> src;
+    bool same = true;
+    for (const auto& s : u->src) {
+      src.push_back((*this)(s));
+      same = same && src.back() == s;
+    }
+    if (same) return u;
+    if (u->op == Ops::LOAD && src.size() == 3 && src[2]->is_const()) {  // validity decided
+      if (!src[2]->const_int()) return const_uop(u->dtype, 0);
+      src.pop_back();
+    }
+    if (is_alu(u->op)) return alu(u->op, u->dtype, std::move(src));
+    return make_uop(u->op, u->dtype, std::move(src), u->arg);
+  }
+
+  UOpPtr reduce(const UOpPtr& u) {
+    UOpPtr body = (*this)(u->src[0]);
+    std::vector<UOpPtr> ranges, unrolled;
+    for (size_t i = 1; i < u->src.size(); i++) {
+      auto it = lists_.find(u->src[i].get());
+      for (const auto& r : it == lists_.end() ? std::vector<UOpPtr>{u->src[i]} : it->second)
+        (kind_of(r) == AxisKind::Unroll ? unrolled : ranges).push_back(r);
+    }
+    Ops op = u->as<ReduceArg>().op;
+    if (!unrolled.empty()) {
+      // One copy of the body per value of the unrolled pieces, combined as a balanced tree.
+      std::vector<UOpPtr> terms;
+      for_each_value(unrolled, [&](const Map& m) { terms.push_back(Substitute(m)(body)); });
+      while (terms.size() > 1) {
+        std::vector<UOpPtr> next;
+        for (size_t i = 0; i + 1 < terms.size(); i += 2)
+          next.push_back(alu(op, u->dtype, {terms[i], terms[i + 1]}));
+        if (terms.size() % 2) next.push_back(terms.back());
+        terms = std::move(next);
+      }
+      body = terms[0];
+    }
+    std::vector<UOpPtr> src{body};
+    src.insert(src.end(), ranges.begin(), ranges.end());
+    return make_uop(Ops::REDUCE, u->dtype, std::move(src), u->arg);
+  }
+
+ public:
+  // Calls f with each assignment of constants to the pieces (all combinations, last piece fastest).
+  static void for_each_value(const std::vector<UOpPtr>& pieces, const std::function<void(const Map&)>& f) {
+    std::vector<int64_t> v(pieces.size(), 0);
+    while (true) {
+      Map m;
+      for (size_t i = 0; i < pieces.size(); i++) m[pieces[i].get()] = index_const(v[i]);
+      f(m);
+      size_t i = pieces.size();
+      while (i > 0 && ++v[i - 1] == pieces[i - 1]->src[0]->const_int()) v[--i] = 0;
+      if (i == 0) return;
+    }
+  }
+
+ private:
+  Map map_;
+  RangeLists lists_;
+  Map memo_;
+};
+
+void collect(const UOpPtr& u, Ops op, std::unordered_set<const UOp*>& seen, std::vector<UOpPtr>& out) {
+  if (!seen.insert(u.get()).second) return;
+  if (u->op == op) out.push_back(u);
+  for (const auto& s : u->src) collect(s, op, seen, out);
+}
+
+std::vector<UOpPtr> all_of(const UOpPtr& root, Ops op) {
+  std::unordered_set<const UOp*> seen;
+  std::vector<UOpPtr> out;
+  collect(root, op, seen, out);
+  return out;
+}
+
+// How a memory access moves along one axis: stride 1 (contiguous lanes), 0 (one value for all),
+// or anything else (each lane its own load).
+enum class Access { Broadcast, Contiguous, Gather };
+
+Access access_along(const UOpPtr& mem, const UOp* range) {
+  const UOpPtr& idx = mem->src[1];
+  if (mem->op == Ops::LOAD && mem->src.size() == 3 && depends_on(mem->src[2], range)) return Access::Gather;
+  auto aff = affine_in(idx, range);
+  if (!aff) return Access::Gather;
+  return aff->second == 0 ? Access::Broadcast : aff->second == 1 ? Access::Contiguous : Access::Gather;
+}
+
+}  // namespace
+
+std::string opts_str(std::span<const Opt> opts) {
+  std::ostringstream os;
+  for (size_t i = 0; i < opts.size(); i++)
+    os << (i ? " " : "") << "GOLUNV"[static_cast<int>(opts[i].kind)] << opts[i].axis << ":" << opts[i].amount;
+  return os.str();
+}
+
+KernelAxes kernel_axes(const Kernel& k) {
+  KernelAxes ax;
+  std::unordered_map<int64_t, UOpPtr> outputs;
+  for (const auto& r : all_of(k.sink, Ops::RANGE))
+    if (kind_of(r) == AxisKind::Output) outputs[r->as<RangeArg>().id] = r;
+  for (size_t i = 0; i < k.out_shape.size(); i++) {  // axes of size 1 have no range and no number
+    auto it = outputs.find(static_cast<int64_t>(i));
+    if (it == outputs.end()) continue;
+    ax.ranges.push_back(it->second);
+    ax.sizes.push_back(k.out_shape[i]);
+  }
+  ax.n_output = ax.ranges.size();
+  auto reduces = all_of(k.sink, Ops::REDUCE);
+  if (reduces.size() == 1) {
+    ax.reduce = reduces[0];
+    for (size_t i = 1; i < ax.reduce->src.size(); i++) {
+      ax.ranges.push_back(ax.reduce->src[i]);
+      ax.sizes.push_back(ax.reduce->src[i]->src[0]->const_int());
+    }
+  }
+  return ax;
+}
+
+Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
+  KernelAxes ax = kernel_axes(k);
+  struct Plan {
+    int64_t loop;                // iterations left to the axis's loop
+    std::vector<UOpPtr> pieces;  // in the order split: the first is innermost
+  };
+  std::vector<Plan> plan;
+  for (int64_t s : ax.sizes) plan.push_back({s, {}});
+  int64_t next_id = 1000;  // lowering numbers its ranges from 0
+  bool vector = false;
+  for (const Opt& o : opts) {
+    auto bad = [&](const std::string& why) {
+      return Error("optimize: opt " + opts_str(std::span<const Opt>(&o, 1)) + " does not fit kernel " +
+                   k.name + ": " + why);
+    };
+    if (o.axis < 0 || o.axis >= static_cast<int>(plan.size())) throw bad("no such axis");
+    bool output = static_cast<size_t>(o.axis) < ax.n_output;
+    if (o.amount < 2 || plan[o.axis].loop < o.amount || plan[o.axis].loop % o.amount != 0)
+      throw bad("amount must be at least 2 and divide what is left of the axis (" +
+                std::to_string(plan[o.axis].loop) + ")");
+    if ((o.kind == AxisKind::Upcast && !output) || (o.kind == AxisKind::Unroll && output))
+      throw bad("upcast splits output axes, unroll reduction axes");
+    if (o.kind != AxisKind::Upcast && o.kind != AxisKind::Unroll && o.kind != AxisKind::Vector)
+      throw bad("not an optimization");
+    if (o.kind == AxisKind::Vector && std::exchange(vector, true)) throw bad("one vector axis per kernel");
+    plan[o.axis].pieces.push_back(make_range(o.amount, next_id++, o.kind));
+    plan[o.axis].loop /= o.amount;
+  }
+  // The output axes' loops become one Global range, unraveled row-major.
+  Shape loops(ax.n_output);
+  int64_t global = 1;
+  for (size_t i = 0; i < ax.n_output; i++) global *= (loops[i] = plan[i].loop);
+  std::vector<UOpPtr> loop_idx = unravel(make_range(global, 0, AxisKind::Global), loops);
+  Substitute::Map map;
+  Substitute::RangeLists lists;
+  for (size_t i = 0; i < plan.size(); i++) {
+    UOpPtr expr;
+    std::vector<UOpPtr> list;
+    if (i < ax.n_output) {
+      expr = loop_idx[i];
+    } else {
+      // A loop of 0 iterations stays (an empty reduction); a loop of 1 is its index 0.
+      expr = plan[i].loop != 1 ? make_range(plan[i].loop, ax.ranges[i]->as<RangeArg>().id, AxisKind::Loop)
+                               : index_const(0);
+      if (plan[i].loop != 1) list.push_back(expr);
+    }
+    for (size_t p = plan[i].pieces.size(); p-- > 0;) {
+      const UOpPtr& piece = plan[i].pieces[p];
+      expr = idx_add(idx_mul(expr, piece->src[0]->const_int()), piece);
+      list.push_back(piece);
+    }
+    map[ax.ranges[i].get()] = expr;
+    if (i >= ax.n_output) lists[ax.ranges[i].get()] = list;
+  }
+  UOpPtr sink = Substitute(map, lists)(k.sink);
+  // Upcast pieces: one copy of every store per value.
+  std::vector<UOpPtr> upcasts;
+  for (const auto& p : plan)
+    for (const auto& r : p.pieces)
+      if (kind_of(r) == AxisKind::Upcast) upcasts.push_back(r);
+  if (!upcasts.empty()) {
+    std::vector<UOpPtr> stores;
+    Substitute::for_each_value(upcasts, [&](const Substitute::Map& m) {
+      Substitute sub(m);
+      for (const auto& s : sink->src) stores.push_back(sub(s));
+    });
+    sink = make_uop(Ops::SINK, kBool, std::move(stores));
+  }
+  Kernel out = k;
+  out.sink = sink;
+  out.global_size = global;
+  out.work_per_item = k.global_size * k.work_per_item / std::max<int64_t>(global, 1);
+  out.opts = opts_str(opts);
+  return out;
+}
+
+std::vector<Opt> default_opts(const Kernel& k) {
+  KernelAxes ax = kernel_axes(k);
+  std::vector<UOpPtr> loads = all_of(k.sink, Ops::LOAD), stores = all_of(k.sink, Ops::STORE);
+  std::vector<Opt> opts;
+  DType out_dtype = k.buffers[0]->dtype;
+  if (out_dtype != kFloat32 && out_dtype != kInt32) return opts;
+  // Vector lanes: the axis where contiguous loads and stores outweigh gathers.
+  int best = -1;
+  int64_t best_width = 0, best_score = 0;
+  for (size_t a = 0; a < ax.ranges.size(); a++) {
+    int64_t width = 0;
+    for (int64_t w : {16, 8})
+      if (ax.sizes[a] >= w && ax.sizes[a] % w == 0) {
+        width = w;
+        break;
+      }
+    if (!width) continue;
+    int64_t score = 0;
+    for (const auto& m : loads) {
+      Access acc = access_along(m, ax.ranges[a].get());
+      score += acc == Access::Contiguous ? 2 : acc == Access::Gather ? -3 : 0;
+    }
+    for (const auto& s : stores) {
+      Access acc = access_along(s, ax.ranges[a].get());
+      score += acc == Access::Contiguous ? 2 : acc == Access::Gather ? -3 : 0;
+    }
+    if (a >= ax.n_output && ax.reduce && ax.reduce->as<ReduceArg>().op == Ops::MUL) continue;
+    if (score > best_score ||
+        (score == best_score && best >= 0 && static_cast<size_t>(best) >= ax.n_output)) {
+      best = static_cast<int>(a);
+      best_score = score;
+      best_width = width;
+    }
+  }
+  std::vector<int64_t> left = ax.sizes;
+  if (best >= 0) {
+    opts.push_back({AxisKind::Vector, best, best_width});
+    left[best] /= best_width;
+  }
+  // A register tile for reductions: upcast output axes that some load is broadcast along (each
+  // loaded value then serves the whole tile).
+  if (ax.reduce) {
+    int64_t tile = 1, max_tile = best >= 0 ? 8 : 16;
+    for (int round = 0; round < 3; round++) {
+      int pick = -1;
+      int64_t pick_amount = 0, pick_reuse = 0;
+      for (size_t a = 0; a < ax.n_output; a++) {
+        int64_t amount = 0;
+        for (int64_t u : {4, 2})
+          if (left[a] >= u && left[a] % u == 0 && tile * u <= max_tile) {
+            amount = u;
+            break;
+          }
+        if (!amount) continue;
+        int64_t reuse = 0, depends = 0;
+        for (const auto& m : loads) {
+          Access acc = access_along(m, ax.ranges[a].get());
+          reuse += acc == Access::Broadcast;
+          depends += acc != Access::Broadcast;
+        }
+        if (reuse && depends && reuse > pick_reuse) {
+          pick = static_cast<int>(a);
+          pick_amount = amount;
+          pick_reuse = reuse;
+        }
+      }
+      if (pick < 0) break;
+      opts.push_back({AxisKind::Upcast, pick, pick_amount});
+      left[pick] /= pick_amount;
+      tile *= pick_amount;
+    }
+  }
+  return opts;
+}
+
+}  // namespace lazygrad

@@ -1,0 +1,44 @@
+// The kernel optimizer: transformations of a kernel's loop structure, each one an Opt that splits a
+// piece off one axis. The pieces are expanded before linearization (Upcast, Unroll) or become the
+// lanes of vector types in the renderer (Vector).
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.h"
+
+namespace lazygrad {
+
+// Split `amount` iterations off axis `axis` (the output axes longer than 1 first, then the axes of the
+// kernel's reduction) as a piece of `kind`: Upcast (output axis: one copy of the body per value, kept in
+// registers), Unroll (reduction axis: one copy per value, combined before the accumulator), Vector
+// (either: the lanes of a vector type; one per kernel). Pieces split later sit outside earlier ones.
+struct Opt {
+  AxisKind kind;
+  int axis;
+  int64_t amount;
+  bool operator==(const Opt&) const = default;
+};
+
+std::string opts_str(std::span<const Opt> opts);  // e.g. "V1:16 U0:4", for DEBUG=2 and the BEAM cache
+
+// The axes a kernel's opts refer to.
+struct KernelAxes {
+  std::vector<UOpPtr> ranges;  // the Output ranges (axes of size 1 have none), then the reduction's
+  std::vector<int64_t> sizes;
+  size_t n_output = 0;  // how many of them are output axes
+  UOpPtr reduce;        // the kernel's reduction when it has exactly one (else no reduction axes)
+};
+KernelAxes kernel_axes(const Kernel& k);
+
+// Hand-written defaults: vector lanes along the axis most loads read contiguously, a register tile
+// over output axes that some input is broadcast along.
+std::vector<Opt> default_opts(const Kernel& k);
+
+// The kernel with the opts applied and its output axes made one Global range (split across
+// threads) over what is left of them. Error on an opt that does not fit the kernel.
+Kernel apply_opts(const Kernel& k, std::span<const Opt> opts);
+
+}  // namespace lazygrad

@@ -1,0 +1,194 @@
+// The kernel optimizer: every optimization gives the unoptimized kernel's answer (odd sizes, 1-sized
+// axes, padded and masked views, every reduction kind), the defaults pick vector lanes and a
+// register tile for a matrix product, and BEAM's choice is the default's answer, cached on disk.
+#include <gtest/gtest.h>
+#include <lazygrad/lazygrad.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "codegen/optimize.h"
+#include "engine/beam.h"
+#include "engine/realize.h"
+#include "engine/schedule.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+
+using namespace lazygrad;
+
+namespace {
+
+Tensor input(const Shape& shape, int salt = 0) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; i++) v[i] = static_cast<float>(((i + salt) * 37) % 23 - 11) * 0.25f;
+  return Tensor::from_vector(v, shape);
+}
+
+// The one kernel that computes t from realized inputs.
+Kernel only_kernel(const Tensor& t) {
+  Schedule s = create_schedule({t.uop()});
+  EXPECT_EQ(s.kernels.size(), 1u);
+  return s.kernels.at(0);
+}
+
+// Runs k with opts into a fresh copy of its output buffer; returns the output as doubles.
+std::vector<double> run_with(const Kernel& k, const std::vector<Opt>& opts) {
+  auto c = render_kernel(k, opts);
+  std::vector<std::shared_ptr<Compiled>> one{c};
+  compile_programs(one);
+  std::vector<void*> ptrs;
+  auto out = std::make_shared<Buffer>(k.buffers[0]->device, k.buffers[0]->dtype, k.buffers[0]->size);
+  std::memset(out->data(), 0x7f, out->nbytes());  // not zero: a store that never happens shows
+  for (size_t i = 0; i < k.buffers.size(); i++) ptrs.push_back(i == 0 ? out->data() : k.buffers[i]->data());
+  std::vector<int64_t> vars;
+  EXPECT_EQ(c->program->launch(ptrs, vars, c->global_size, c->work_per_item), 0) << c->name;
+  std::vector<double> v(out->size);
+  for (int64_t i = 0; i < out->size; i++) {
+    if (out->dtype == kFloat32)
+      v[i] = static_cast<const float*>(out->data())[i];
+    else if (out->dtype == kInt32)
+      v[i] = static_cast<const int32_t*>(out->data())[i];
+    else if (out->dtype == kBool)
+      v[i] = static_cast<const bool*>(out->data())[i];
+    else
+      ADD_FAILURE() << "unexpected output dtype";
+  }
+  return v;
+}
+
+// Every opt list BEAM's first two rounds could try from the default and from nothing gives the
+// unoptimized kernel's answer (float sums may differ in rounding: they add in another order).
+void expect_all_opts_agree(const Tensor& t) {
+  Kernel k = only_kernel(t);
+  std::vector<double> want = run_with(k, {});
+  std::vector<std::vector<Opt>> cands{default_opts(k)};
+  for (auto& c : extensions(k, {})) cands.push_back(c);
+  for (auto& c : extensions(k, default_opts(k))) cands.push_back(c);
+  ASSERT_GT(cands.size(), 1u) << k.name;
+  for (const auto& opts : cands) {
+    std::vector<double> got = run_with(k, opts);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); i++)
+      ASSERT_NEAR(got[i], want[i], 1e-5 * (1 + std::abs(want[i])))
+          << k.name << " [" << opts_str(opts) << "] at " << i;
+  }
+}
+
+}  // namespace
+
+TEST(Optimize, MatmulOddSizes) {
+  expect_all_opts_agree(input({24, 36}).matmul(input({36, 40}, 1)));    // divisible by some tiles
+  expect_all_opts_agree(input({17, 33}).matmul(input({33, 5}, 1)));     // by none but the 1-sized
+  expect_all_opts_agree(input({8, 16}).matmul(input({1, 16}, 1).t()));  // x @ w.T: contiguous along k
+}
+
+TEST(Optimize, OneSizedAxesAndBroadcast) {
+  expect_all_opts_agree((input({1, 32, 1, 8}) * input({4, 1, 1, 8}, 3)).sum(3));
+  expect_all_opts_agree(input({16, 1}) + input({1, 24}, 5));
+}
+
+TEST(Optimize, PaddedAndMaskedViews) {
+  // A convolution reads its input through a padded window: lanes whose validity differs.
+  Tensor x = input({2, 3, 9, 16}), w = input({8, 3, 3, 3}, 2);
+  expect_all_opts_agree(x.conv2d(w, std::nullopt, 1, 1));
+  expect_all_opts_agree(input({4, 12}).pad({2, 2, 0, 4}) * 2.0f);
+  expect_all_opts_agree(input({16, 16}).flip({1}).permute({1, 0}).contiguous());
+}
+
+TEST(Optimize, ReductionKinds) {
+  expect_all_opts_agree(input({16, 48}).max(1));
+  expect_all_opts_agree(input({32, 8}).sum(0));
+  expect_all_opts_agree(input({8, 32}).abs().add(0.5f).prod(1));
+  expect_all_opts_agree((input({16, 16}) < input({16, 16}, 1)).sum(1).cast(kInt32));
+  expect_all_opts_agree(input({64}).exp().sum());
+}
+
+TEST(Optimize, ElementwiseLaneByLane) {
+  // exp, comparisons and where have no vector form: they run lane by lane inside a vector kernel.
+  Tensor a = input({8, 32}), b = input({8, 32}, 7);
+  expect_all_opts_agree(where(a < b, a.exp(), b.abs().sqrt()));
+  expect_all_opts_agree((a.cast(kInt32) * 3 + 1).cast(kFloat32));
+}
+
+TEST(Optimize, DefaultsTileAMatrixProduct) {
+  Kernel k = only_kernel(input({64, 64}).matmul(input({64, 64}, 1)));
+  std::vector<Opt> opts = default_opts(k);
+  ASSERT_FALSE(opts.empty());
+  EXPECT_EQ(opts[0].kind, AxisKind::Vector);
+  EXPECT_EQ(opts[0].axis, 1);  // the columns: B's rows and C's rows are contiguous there
+  int64_t tile = 1;
+  for (const Opt& o : opts)
+    if (o.kind == AxisKind::Upcast) tile *= o.amount;
+  EXPECT_GE(tile, 4);  // rows of A shared across the tile
+  Kernel opt = apply_opts(k, opts);
+  EXPECT_EQ(opt.global_size * tile * 16, 64 * 64);
+}
+
+TEST(Optimize, BadOptsAreErrors) {
+  Kernel k = only_kernel(input({12, 10}).sum(1));
+  EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Upcast, 0, 5}}), Error);  // 5 does not divide 12
+  EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Upcast, 1, 2}}), Error);  // axis 1 is the reduction
+  EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Unroll, 0, 2}}), Error);  // axis 0 is an output
+  EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Vector, 0, 4}, {AxisKind::Vector, 1, 2}}), Error);
+  EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Upcast, 7, 2}}), Error);
+  // Axes of size 1 have no number: here axis 0 is the 12 and axis 1 the reduction.
+  Kernel k1 = only_kernel(input({1, 12, 10}).sum(2));
+  EXPECT_NO_THROW(apply_opts(k1, std::vector<Opt>{{AxisKind::Upcast, 0, 4}, {AxisKind::Unroll, 1, 5}}));
+  EXPECT_EQ(parse_opts("V1:16 U0:4").value(),
+            (std::vector<Opt>{{AxisKind::Vector, 1, 16}, {AxisKind::Upcast, 0, 4}}));
+  EXPECT_FALSE(parse_opts("V1:x").has_value());
+}
+
+TEST(Beam, ChoiceMatchesDefaultAndIsCachedForTheNextProcess) {
+  // A private cache: the first search here is a real one.
+  std::string dir =
+      (std::filesystem::temp_directory_path() / ("lazygrad-beam-" + std::to_string(getpid()))).string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  setenv("LAZYGRAD_CACHE", dir.c_str(), 1);
+  std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  // The search and the reuse each run in a child process (settings are read once per process).
+  auto child = [&](const std::string& filter) {
+    std::string cmd =
+        "BEAM=2 DEBUG=2 '" + exe + "' --gtest_filter=" + filter + " > '" + dir + "/" + filter + ".log' 2>&1";
+    return std::system(cmd.c_str());
+  };
+  ASSERT_EQ(child("Beam.ChildSearches"), 0) << "see " << dir << "/Beam.ChildSearches.log";
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    entries += e.path().filename().string().rfind("beam-", 0) == 0;
+  EXPECT_EQ(entries, 1);
+  EXPECT_EQ(child("Beam.ChildReuses"), 0) << "see " << dir << "/Beam.ChildReuses.log";
+  if (!HasFailure()) std::filesystem::remove_all(dir);
+  unsetenv("LAZYGRAD_CACHE");
+}
+
+// Run by the test above in child processes (BEAM=2, a private cache); they pass trivially when run
+// directly.
+namespace {
+Tensor beam_product() { return input({48, 32}).matmul(input({32, 64}, 1)); }
+}  // namespace
+
+TEST(Beam, ChildSearches) {
+  if (settings().beam == 0) GTEST_SKIP() << "run by Beam.ChoiceMatchesDefaultAndIsCachedForTheNextProcess";
+  Tensor x = beam_product();
+  Kernel k = only_kernel(x);
+  std::vector<Opt> chosen = beam_opts(k, settings().beam);
+  std::vector<double> got = run_with(k, chosen), want = run_with(k, default_opts(k));
+  for (size_t i = 0; i < want.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i])));
+  EXPECT_EQ(GlobalCounters::beam_searches, 1);
+}
+
+TEST(Beam, ChildReuses) {
+  if (settings().beam == 0) GTEST_SKIP() << "run by Beam.ChoiceMatchesDefaultAndIsCachedForTheNextProcess";
+  GlobalCounters::reset();
+  Tensor x = beam_product();
+  x.realize();
+  EXPECT_EQ(GlobalCounters::beam_searches, 0);  // the first process's choice, from the disk
+  EXPECT_EQ(GlobalCounters::compile_count, 0);  // and its kernel, compiled by the first process
+}
