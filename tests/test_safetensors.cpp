@@ -4,8 +4,9 @@
 // that names the file and the byte offset, never a crash (run it under `make sanitize` too).
 //
 // The fixture files come from scripts/fixtures_safetensors.py (see its docstring); the directory is
-// $LAZYGRAD_TEST_FIXTURES/safetensors, or the source tree's. Kernels compiled here (7): the float16
-// and bfloat16 reads and writes of one [2, 3] shape, a transpose's copy, a failing division, an add.
+// $LAZYGRAD_TEST_FIXTURES/safetensors, or the source tree's. Kernels compiled here (19): the float16
+// and bfloat16 reads and writes of one [2, 3] shape, a transpose's copy, a failing division, an add,
+// and the zero-copy tests' reads, in-place updates and small SGD steps.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -24,8 +25,11 @@
 #include <string>
 #include <vector>
 
+#include "ir/uop.h"
 #include "lazygrad/lazygrad.h"
 #include "lazygrad/safetensors.h"
+#include "runtime/buffer.h"
+#include "tensor/tensor_impl.h"
 
 namespace {
 
@@ -364,6 +368,199 @@ TEST_F(SafetensorsTest, LoadedTensorsAreIndependentOfTheFile) {
   lazygrad::save_safetensors(file, {{"w", Tensor::from_vector<float>({0, 0, 0, 0, 0, 0}, {2, 3})}});
   fs::remove(file);
   EXPECT_EQ(got.at("w").to_vector<float>(), (std::vector<float>{2, 3, 4, 5, 6, 7}));
+}
+
+// ------------------------------------------------------------------------------------ zero copy
+
+// The buffer a loaded (contiguous, whole-buffer) tensor reads.
+std::shared_ptr<lazygrad::Buffer> buffer_of(const Tensor& t) {
+  const lazygrad::UOpPtr u = t.uop();
+  const lazygrad::UOp* b = lazygrad::contiguous_buffer_node(u.get());
+  return b ? b->as<std::shared_ptr<lazygrad::Buffer>>() : nullptr;
+}
+
+// One mapping of a file in this process, as /proc/self/maps lists it.
+struct Mapping {
+  uintptr_t begin = 0, end = 0;
+  uint64_t offset = 0;  // of `begin` in the file
+  std::string perms;
+};
+
+// The mappings of `file` (also once it is deleted: the kernel keeps the old name).
+std::vector<Mapping> mappings_of(const fs::path& file) {
+  std::vector<Mapping> out;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    std::istringstream in(line);
+    std::string range, perms, offset, dev, inode, name;
+    in >> range >> perms >> offset >> dev >> inode >> std::ws;
+    std::getline(in, name);
+    if (name != file.string() && name != file.string() + " (deleted)") continue;
+    const size_t dash = range.find('-');
+    out.push_back({std::stoull(range.substr(0, dash), nullptr, 16),
+                   std::stoull(range.substr(dash + 1), nullptr, 16), std::stoull(offset, nullptr, 16),
+                   perms});
+  }
+  return out;
+}
+
+// Where in `file` a pointer into one of its mappings points, or -1.
+int64_t file_offset_of(const fs::path& file, const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  for (const Mapping& m : mappings_of(file))
+    if (a >= m.begin && a < m.end) return static_cast<int64_t>(m.offset + (a - m.begin));
+  return -1;
+}
+
+template <class T>
+std::string bytes_of(const std::vector<T>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+TEST_F(SafetensorsTest, AlignedTensorsAreBuffersOverTheMapping) {
+  const fs::path file = fs::canonical(dir_) / "z.safetensors";
+  const std::vector<float> f = {1.5f, -2, 3, 4.25f, 5, 6};
+  const std::vector<int64_t> i = {-7, 1LL << 40};
+  const std::vector<uint8_t> u = {0, 9, 255};
+  lazygrad::save_safetensors(file, {{"f", Tensor::from_vector(f, {2, 3})},
+                                    {"i", Tensor::from_vector(i, {2})},
+                                    {"u", Tensor::from_vector(u, {3})},
+                                    {"empty", Tensor::zeros({0, 3})}});
+  const std::string on_disk = read_bytes(file);
+  const int64_t mem_before = lazygrad::GlobalCounters::mem_used.load();
+  const int64_t live_before = lazygrad::GlobalCounters::buffers_live.load();
+  const StateDict got = lazygrad::load_safetensors(file);
+  // Mapped, not copied: no pool memory, one live buffer per tensor (see GlobalCounters).
+  EXPECT_EQ(lazygrad::GlobalCounters::mem_used.load(), mem_before);
+  EXPECT_EQ(lazygrad::GlobalCounters::buffers_live.load(), live_before + 3);
+  const std::vector<Mapping> maps = mappings_of(file);
+  ASSERT_EQ(maps.size(), 1u);
+  EXPECT_EQ(maps[0].perms, "rw-p");  // writable and private: writes copy the page, never reach the file
+  const std::map<std::string, std::string> expected = {
+      {"f", bytes_of(f)}, {"i", bytes_of(i)}, {"u", bytes_of(u)}};
+  for (const auto& [name, bytes] : expected) {
+    const auto buffer = buffer_of(got.at(name));
+    ASSERT_TRUE(buffer) << name;
+    EXPECT_TRUE(buffer->external()) << name;
+    const int64_t at = file_offset_of(file, buffer->data());
+    ASSERT_GE(at, 0) << name << " does not point into the mapping";
+    EXPECT_EQ(on_disk.substr(static_cast<size_t>(at), bytes.size()), bytes) << name;
+  }
+  EXPECT_EQ(got.at("f").to_vector<float>(), f);
+  EXPECT_EQ(got.at("i").to_vector<int64_t>(), i);
+  EXPECT_EQ(got.at("u").to_vector<uint8_t>(), u);
+  EXPECT_EQ((got.at("f") * 2).sum().item<float>(), 35.5f);  // read by a kernel
+  EXPECT_FALSE(buffer_of(got.at("empty"))->external());     // nothing to point at
+  EXPECT_EQ(got.at("empty").shape(), (Shape{0, 3}));
+}
+
+TEST_F(SafetensorsTest, InPlaceUpdatesOfMappedTensorsNeverReachTheFile) {
+  const fs::path file = fs::canonical(dir_) / "w.safetensors";
+  lazygrad::save_safetensors(file, {{"w", Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3})},
+                                    {"p", Tensor::from_vector<float>({1, -2, 4}, {3})}});
+  const std::string on_disk = read_bytes(file);
+  StateDict got = lazygrad::load_safetensors(file);
+  Tensor w = got.at("w");
+  const auto buffer = buffer_of(w);
+  ASSERT_TRUE(buffer && buffer->external());
+  w += 1;
+  w.realize();
+  EXPECT_EQ(buffer_of(w), buffer) << "the update did not write the mapped buffer in place";
+  w.assign(w * 2);
+  w.realize();
+  EXPECT_EQ(buffer_of(w), buffer);
+  EXPECT_GE(file_offset_of(file, buffer_of(w)->data()), 0);
+  EXPECT_EQ(w.to_vector<float>(), (std::vector<float>{4, 6, 8, 10, 12, 14}));
+  // An optimizer step on a loaded parameter: p -= 0.25 * d(sum(p^2))/dp = p / 2.
+  Tensor p = got.at("p").requires_grad(true);
+  const auto p_buffer = buffer_of(p);
+  lazygrad::optim::SGD opt({p}, 0.25);
+  (p * p).sum().backward();
+  opt.step();
+  EXPECT_EQ(p.to_vector<float>(), (std::vector<float>{0.5f, -1, 2}));
+  EXPECT_EQ(buffer_of(p), p_buffer) << "the step did not write the mapped buffer in place";
+  EXPECT_EQ(read_bytes(file), on_disk);
+  const StateDict again = lazygrad::load_safetensors(file);
+  EXPECT_EQ(again.at("w").to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(again.at("p").to_vector<float>(), (std::vector<float>{1, -2, 4}));
+}
+
+TEST_F(SafetensorsTest, AMappedTensorKeepsTheMappingAlive) {
+  const fs::path file = fs::canonical(dir_) / "k.safetensors";
+  lazygrad::save_safetensors(file, {{"a", Tensor::from_vector<float>({1, 2, 3}, {3})},
+                                    {"b", Tensor::from_vector<int32_t>({4, 5}, {2})}});
+  Tensor b = lazygrad::load_safetensors(file).at("b");  // the dict, the loader's handles: all gone
+  lazygrad::save_safetensors(file, {{"b", Tensor::from_vector<int32_t>({0, 0}, {2})}});  // by rename
+  fs::remove(file);
+  ASSERT_EQ(mappings_of(file).size(), 1u);
+  EXPECT_GE(file_offset_of(file, buffer_of(b)->data()), 0);
+  EXPECT_EQ(b.to_vector<int32_t>(), (std::vector<int32_t>{4, 5}));
+  b = Tensor();  // the last holder: the mapping goes with it
+  EXPECT_TRUE(mappings_of(file).empty());
+}
+
+TEST_F(SafetensorsTest, MappedTensorsTrainUnderTheJit) {
+  const fs::path file = fs::canonical(dir_) / "j.safetensors";
+  Tensor::manual_seed(3);
+  const std::vector<float> w0 = Tensor::randn({3, 4}).to_vector<float>();
+  lazygrad::save_safetensors(file, {{"w", Tensor::from_vector(w0, {3, 4})}, {"x", Tensor::randn({5, 4})}});
+  const std::string on_disk = read_bytes(file);
+  StateDict got = lazygrad::load_safetensors(file);
+  // The same step on the mapped parameter under the Jit (the input mapped too) and on a copy eagerly.
+  Tensor mapped = got.at("w").requires_grad(true), copy = Tensor::from_vector(w0, {3, 4}).requires_grad(true);
+  const auto mapped_buffer = buffer_of(mapped);
+  lazygrad::optim::SGD mapped_opt({mapped}, 0.1), copy_opt({copy}, 0.1);
+  auto step = [](Tensor& w, lazygrad::optim::Optimizer& opt, const Tensor& x) {
+    Tensor loss = x.linear(w).square().mean();
+    loss.backward();
+    opt.step({loss});
+    opt.zero_grad();
+    return std::vector<Tensor>{loss};
+  };
+  lazygrad::Jit jitted([&](const std::vector<Tensor>& in) { return step(mapped, mapped_opt, in[0]); });
+  for (int i = 0; i < 5; i++) {
+    const float a = jitted({got.at("x")})[0].item<float>(),
+                b = step(copy, copy_opt, got.at("x"))[0].item<float>();
+    EXPECT_NEAR(a, b, 1e-6) << "step " << i;
+  }
+  EXPECT_EQ(buffer_of(mapped), mapped_buffer) << "the steps did not write the mapped buffer in place";
+  const std::vector<float> a = mapped.to_vector<float>(), b = copy.to_vector<float>();
+  for (size_t k = 0; k < a.size(); k++) EXPECT_NEAR(a[k], b[k], 1e-6);
+  EXPECT_NE(a, w0);
+  EXPECT_EQ(read_bytes(file), on_disk);
+}
+
+// The caveat docs/safetensors.md states: a page not yet written through the mapping reads the file.
+TEST_F(SafetensorsTest, WritingIntoAMappedFileInPlaceShowsThrough) {
+  const fs::path file = fs::canonical(dir_) / "p.safetensors";
+  lazygrad::save_safetensors(file, {{"a", Tensor::from_vector<float>({1, 2}, {2})}});
+  const Tensor a = lazygrad::load_safetensors(file).at("a");
+  const int64_t at = file_offset_of(file, buffer_of(a)->data());
+  ASSERT_GE(at, 0);
+  const float changed = 9;
+  std::fstream io(file, std::ios::binary | std::ios::in | std::ios::out);
+  io.seekp(at);
+  io.write(reinterpret_cast<const char*>(&changed), sizeof changed);
+  io.close();
+  EXPECT_EQ(a.to_vector<float>(), (std::vector<float>{9, 2}));
+}
+
+TEST_F(SafetensorsTest, MisalignedEntriesAreCopied) {
+  // The data starts at an offset of 1 mod 4: "u" (U8, always aligned) there, "f" (F32) at 3 mod 4.
+  std::string header = R"({"u":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                       R"("f":{"dtype":"F32","shape":[2],"data_offsets":[2,10]}})";
+  while ((8 + header.size()) % 4 != 1) header += ' ';
+  const std::vector<float> f = {1.5f, -2.25f};
+  write_bytes(path("m.safetensors"), file_of(header, bytes_of(std::vector<uint8_t>{7, 200}) + bytes_of(f)));
+  const int64_t mem_before = lazygrad::GlobalCounters::mem_used.load();
+  const StateDict got = lazygrad::load_safetensors(path("m.safetensors"));
+  EXPECT_EQ(lazygrad::GlobalCounters::mem_used.load(), mem_before + 8);  // the copy of "f"
+  EXPECT_TRUE(buffer_of(got.at("u"))->external());
+  EXPECT_FALSE(buffer_of(got.at("f"))->external());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer_of(got.at("f"))->data()) % 4, 0u);
+  EXPECT_EQ(got.at("u").to_vector<uint8_t>(), (std::vector<uint8_t>{7, 200}));
+  EXPECT_EQ(got.at("f").to_vector<float>(), f);
+  EXPECT_EQ((got.at("f") * 2).sum().item<float>(), -1.5f);
 }
 
 // ------------------------------------------------------------------------------------ saving

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/schedule.h"
 #include "ir/uop.h"
 #include "lazygrad/error.h"
 #include "nn/atomic_file.h"
@@ -273,14 +274,18 @@ void check_bools(const Entry& e, std::span<const std::byte> bytes, size_t file_o
                       "a BOOL byte is " + std::to_string(std::to_integer<int>(bytes[i])) + ", not 0 or 1");
 }
 
-// The tensor for one entry's bytes. Today they are copied, since a Buffer owns its memory. Once a
-// Buffer can wrap external memory with a keep-alive owner, an entry aligned to its element size
-// becomes a Buffer over the mapping (owner: `file`, through shared_ptr's aliasing constructor);
-// the mapping is private, so in-place updates of such a tensor never reach the file. This function
-// is the only change that needs; see docs/safetensors.md.
-Tensor tensor_over([[maybe_unused]] const std::shared_ptr<const MappedFile>& file, std::span<std::byte> bytes,
+// The tensor for one entry's bytes. An entry aligned to its element size is a Buffer over the
+// mapping, which it keeps alive (no copy); the mapping is private and writable, so an in-place
+// update copies the touched page and never reaches the file. A misaligned entry (legal in other
+// writers' files) would make the kernels' typed loads undefined, so it is copied, as is an empty
+// one (nothing to point at). See docs/safetensors.md.
+Tensor tensor_over(const std::shared_ptr<const MappedFile>& file, std::span<std::byte> bytes,
                    const Entry& e) {
-  return Tensor::from_bytes(bytes.data(), bytes.size(), e.shape, e.dtype);
+  if (bytes.empty() || reinterpret_cast<uintptr_t>(bytes.data()) % itemsize(e.dtype) != 0)
+    return Tensor::from_bytes(bytes.data(), bytes.size(), e.shape, e.dtype);
+  const auto numel = static_cast<int64_t>(bytes.size() / itemsize(e.dtype));
+  auto buffer = std::make_shared<Buffer>("CPU", e.dtype, numel, std::shared_ptr<void>(file, bytes.data()));
+  return make_tensor(buffer_view(buffer, e.shape));
 }
 
 // A realized, contiguous buffer for each tensor: its own buffer when it already is one, otherwise

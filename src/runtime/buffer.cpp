@@ -8,6 +8,9 @@
 #include <mutex>
 #include <new>
 
+#include "lazygrad/counters.h"
+#include "lazygrad/error.h"
+
 namespace lazygrad {
 
 namespace {
@@ -59,12 +62,30 @@ size_t rounded(size_t n) { return n ? (n + 63) / 64 * 64 : 64; }
 
 }  // namespace
 
+// GlobalCounters::mem_used counts nbytes() (as tinygrad does, not the rounded allocation) of pool
+// memory only: an external buffer's memory is its owner's (a file mapping, paged in from the file),
+// so it counts in buffers_live alone.
+Buffer::Buffer(std::string device, DType dtype, int64_t size, std::shared_ptr<void> memory)
+    : device(std::move(device)), dtype(dtype), size(size), external_(std::move(memory)) {
+  if (!external_) throw Error("Buffer: external memory is null");
+  data_ = external_.get();
+  GlobalCounters::buffers_live++;
+}
+
 Buffer::~Buffer() {
-  if (data_) pool().give(data_, rounded(nbytes()));
+  if (!data_) return;
+  GlobalCounters::buffers_live--;
+  if (external_) return;  // the owner frees it, when its last holder goes
+  GlobalCounters::mem_used -= static_cast<int64_t>(nbytes());
+  pool().give(data_, rounded(nbytes()));
 }
 
 void* Buffer::data() {
-  if (!data_) data_ = pool().take(rounded(nbytes()));
+  if (!data_) {
+    data_ = pool().take(rounded(nbytes()));
+    GlobalCounters::mem_used += static_cast<int64_t>(nbytes());
+    GlobalCounters::buffers_live++;
+  }
   return data_;
 }
 

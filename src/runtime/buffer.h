@@ -1,4 +1,5 @@
-// Buffer: flat device memory of one dtype. Allocated on first use, freed with its last reference.
+// Buffer: flat device memory of one dtype. Pool memory is allocated on first use and freed with the
+// last reference; external memory (a file mapping) belongs to an owner that the Buffer keeps alive.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,12 @@
 namespace lazygrad {
 
 struct Buffer {
-  Buffer(std::string device, DType dtype, int64_t size) : device(std::move(device)), dtype(dtype), size(size) {}
+  Buffer(std::string device, DType dtype, int64_t size)
+      : device(std::move(device)), dtype(dtype), size(size) {}
+  // Over memory someone else owns: `memory.get()` holds `size` elements aligned to the dtype's size,
+  // and `memory` keeps them alive (for a mapped file: shared_ptr's aliasing constructor over the
+  // file's owner). Never given to the pool. Throws Error when `memory` is null.
+  Buffer(std::string device, DType dtype, int64_t size, std::shared_ptr<void> memory);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -20,10 +26,12 @@ struct Buffer {
   int64_t size;  // elements
   size_t nbytes() const { return static_cast<size_t>(size) * itemsize(dtype); }
   bool allocated() const { return data_ != nullptr; }
-  void* data();  // allocates (64-byte aligned) on first call
+  bool external() const { return external_ != nullptr; }
+  void* data();  // pool memory: allocates (64-byte aligned) on first call
 
  private:
   void* data_ = nullptr;
+  std::shared_ptr<void> external_;  // the owner of external memory; null for pool memory
 };
 
 }  // namespace lazygrad
