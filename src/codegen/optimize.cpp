@@ -259,9 +259,9 @@ std::vector<Opt> default_opts(const Kernel& k) {
       Access acc = access_along(m, ax.ranges[a].get());
       score += acc == Access::Contiguous ? 2 : acc == Access::Gather ? -3 : 0;
     }
-    for (const auto& s : stores) {
+    for (const auto& s : stores) {  // a reduction's store runs once per many loads: it does not count
       Access acc = access_along(s, ax.ranges[a].get());
-      score += acc == Access::Contiguous ? 2 : acc == Access::Gather ? -3 : 0;
+      if (!ax.reduce) score += acc == Access::Contiguous ? 2 : acc == Access::Gather ? -3 : 0;
     }
     if (a >= ax.n_output && ax.reduce && ax.reduce->as<ReduceArg>().op == Ops::MUL) continue;
     if (score > best_score ||
@@ -277,9 +277,11 @@ std::vector<Opt> default_opts(const Kernel& k) {
     left[best] /= best_width;
   }
   // A register tile for reductions: upcast output axes that some load is broadcast along (each
-  // loaded value then serves the whole tile).
+  // loaded value then serves the whole tile), spread over the axes that qualify (a 4x2 tile loads
+  // 6 values for 8 products, an 8x1 tile 9).
   if (ax.reduce) {
     int64_t tile = 1, max_tile = best >= 0 ? 8 : 16;
+    std::vector<int64_t> upcast(ax.n_output, 1);
     for (int round = 0; round < 3; round++) {
       int pick = -1;
       int64_t pick_amount = 0, pick_reuse = 0;
@@ -297,7 +299,8 @@ std::vector<Opt> default_opts(const Kernel& k) {
           reuse += acc == Access::Broadcast;
           depends += acc != Access::Broadcast;
         }
-        if (reuse && depends && reuse > pick_reuse) {
+        if (!reuse || !depends) continue;
+        if (pick < 0 || reuse > pick_reuse || (reuse == pick_reuse && upcast[a] < upcast[pick])) {
           pick = static_cast<int>(a);
           pick_amount = amount;
           pick_reuse = reuse;
@@ -306,6 +309,7 @@ std::vector<Opt> default_opts(const Kernel& k) {
       if (pick < 0) break;
       opts.push_back({AxisKind::Upcast, pick, pick_amount});
       left[pick] /= pick_amount;
+      upcast[pick] *= pick_amount;
       tile *= pick_amount;
     }
   }

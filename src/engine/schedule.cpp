@@ -6,11 +6,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <unordered_set>
 
 #include "debug.h"
@@ -37,6 +38,32 @@ bool expands(const UOp* u) { return u->op == Ops::EXPAND && u->shape != u->src[0
 
 using RealizeSet = std::map<const UOp*, UOpPtr>;
 
+// An elementwise value that a reduction reads this many times per element (through expands: the
+// input of a matrix product or a convolution's weight gradient) is computed once into a buffer,
+// when it costs two ALU ops or more per element (a cast alone is cheaper to redo than to store)
+// and its buffer would be no larger than what it reads (a gather's one-hot mask, a broadcast of
+// its inputs, is cheaper to recompute than to store). Small values are left fused: a kernel launch
+// costs more than recomputing them.
+constexpr int64_t kRecomputeLimit = 8, kRecomputeMinSize = 4096;
+
+bool worth_realizing(const UOp* u, const RealizeSet& realize) {
+  if (!is_alu(u->op)) return false;
+  std::unordered_set<const UOp*> seen;
+  int ops = 0;
+  int64_t read = 0;
+  std::function<void(const UOp*)> walk = [&](const UOp* x) {
+    if (!seen.insert(x).second) return;
+    if (x->op == Ops::BUFFER || x->op == Ops::REDUCE_AXIS || (x != u && realize.count(x))) {
+      read += x->numel();
+      return;
+    }
+    ops += is_alu(x->op) && x->op != Ops::CAST;
+    for (const auto& s : x->src) walk(s.get());
+  };
+  walk(u);
+  return ops >= 2 && u->numel() >= kRecomputeMinSize && u->numel() <= read;
+}
+
 // Adds reductions that must not be fused; returns whether it added any.
 bool split_reductions(RealizeSet& realize) {
   std::map<const UOp*, std::set<const UOp*>> reached_by;
@@ -44,10 +71,12 @@ bool split_reductions(RealizeSet& realize) {
   for (const auto& entry : realize) {
     const UOp* root = entry.first;  // (clang 14 cannot capture structured bindings in lambdas)
     const UOpPtr& root_ptr = entry.second;
-    std::set<std::pair<const UOp*, bool>> seen;
-    std::function<void(const UOpPtr&, bool)> walk = [&](const UOpPtr& u, bool expanded) {
+    std::set<std::tuple<const UOp*, bool, int64_t>> seen;
+    // expanded: read through an expand; reuse: how many times a reduction above reads each element.
+    std::function<void(const UOpPtr&, bool, int64_t)> walk = [&](const UOpPtr& u, bool expanded,
+                                                                 int64_t reuse) {
       if (u->op == Ops::BUFFER || (u.get() != root && realize.count(u.get()))) return;
-      if (!seen.insert({u.get(), expanded}).second) return;
+      if (!seen.insert({u.get(), expanded, reuse}).second) return;
       if (u->op == Ops::REDUCE_AXIS && u.get() != root) {
         reached_by[u.get()].insert(root);
         ptrs[u.get()] = u;
@@ -55,10 +84,19 @@ bool split_reductions(RealizeSet& realize) {
           debug_log(3, "schedule: REDUCE " + shape_str(u->src[0]->shape) + " -> " + shape_str(u->shape) +
                            " gets its own kernel (read through an expand)");
       }
+      if (reuse >= kRecomputeLimit && u.get() != root && worth_realizing(u.get(), realize) &&
+          must.emplace(u.get(), u).second && debug_at(3))
+        debug_log(3, "schedule: " + std::string(op_name(u->op)) + " " + shape_str(u->shape) +
+                         " gets its own kernel (a reduction would compute each element " +
+                         std::to_string(reuse) + " times)");
       bool e = expanded || expands(u.get());
-      for (const auto& s : u->src) walk(s, e);
+      int64_t r = reuse;
+      if (u->op == Ops::REDUCE_AXIS) r = 1;  // counted from each reduction on down
+      if (r && expands(u.get()))
+        r = std::min<int64_t>(r * (u->numel() / std::max<int64_t>(u->src[0]->numel(), 1)), 1 << 30);
+      for (const auto& s : u->src) walk(s, e, r);
     };
-    walk(root_ptr, false);
+    walk(root_ptr, false, 0);
   }
   for (const auto& [r, roots] : reached_by)
     if (roots.size() > 1 && !must.count(r)) {
@@ -237,7 +275,8 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets) {
     for (const auto& [u, k] : kernels) {
       if (u == a) continue;
       bool reads_target = false;
-      for (size_t i = 0; i < k.buffers.size(); i++) reads_target |= k.buffers[i].get() == target && !k.written[i];
+      for (size_t i = 0; i < k.buffers.size(); i++)
+        reads_target |= k.buffers[i].get() == target && !k.written[i];
       if (reads_target && !deps[u].count(a)) deps[a].insert(u);
     }
   }
@@ -245,7 +284,8 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets) {
   std::set<const UOp*> placed, visiting;
   std::function<void(const UOp*)> place = [&](const UOp* u) {
     if (placed.count(u)) return;
-    if (!visiting.insert(u).second) throw Error("schedule: cycle between kernels (an assign read by its own input?)");
+    if (!visiting.insert(u).second)
+      throw Error("schedule: cycle between kernels (an assign read by its own input?)");
     for (const UOp* d : deps[u]) place(d);
     placed.insert(u);
     sched.kernels.push_back(std::move(kernels.at(u)));
@@ -257,8 +297,10 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets) {
   };
   for (size_t i = 0; i < targets.size(); i++) {
     const UOpPtr& t = targets[i];
-    if (realize.count(t.get())) sched.becomes[original_targets[i].get()] = view_of(t.get(), t);
-    else if (t != original_targets[i]) sched.becomes[original_targets[i].get()] = t;  // computed before
+    if (realize.count(t.get()))
+      sched.becomes[original_targets[i].get()] = view_of(t.get(), t);
+    else if (t != original_targets[i])
+      sched.becomes[original_targets[i].get()] = t;  // computed before
   }
   // Assigns are remembered (a graph holding one must not apply it again); a pure value held by a
   // graph built earlier is simply computed again there.

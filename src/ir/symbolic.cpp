@@ -171,6 +171,27 @@ UOpPtr split_divmod(const UOpPtr& u) {
   if (c <= 0 || u->src[0]->op != Ops::ADD) return nullptr;
   Linear lin;
   lin.add(u->src[0], 1);
+  // Every coefficient reduced mod c: when what is left stays inside one multiple of c, the div or
+  // mod is gone. (ow + 13*kw) % 12 -> ow + kw for ow < 8, kw < 5: how a pooling view reads a window.
+  {
+    Linear quot, rest;
+    for (const auto& [atom, coef] : lin.terms) {
+      int64_t q = floordiv(coef, c);
+      if (q) quot.terms.emplace_back(atom, q);
+      if (coef - q * c) rest.terms.emplace_back(atom, coef - q * c);
+    }
+    quot.constant = floordiv(lin.constant, c);
+    rest.constant = lin.constant - quot.constant * c;
+    UOpPtr r = rest.build();
+    auto [lo, hi] = r->bounds();
+    if (!quot.terms.empty() && lo != std::numeric_limits<int64_t>::min() &&
+        floordiv(lo, c) == floordiv(hi, c)) {
+      int64_t k = floordiv(lo, c);
+      if (u->op == Ops::MOD) return idx_add(r, index_const(-k * c));
+      quot.constant += k;
+      return quot.build();
+    }
+  }
   Linear quot, rest;
   for (const auto& [atom, coef] : lin.terms) (coef % c == 0 ? quot : rest).terms.emplace_back(atom, coef);
   quot.constant = floordiv(lin.constant, c) * c;

@@ -341,32 +341,74 @@ class CRenderer {
   // Ops the compiler's vector types do directly (a scalar operand is broadcast); empty if none.
   std::string vector_expr(const UOpPtr& u) {
     auto plain = [](DType dt) { return dt != kBool && dt != kFloat16 && dt != kBFloat16; };
+    // An operand: a scalar _Bool does not broadcast to a vector, an int8_t does.
+    auto op = [&](size_t i) {
+      const UOpPtr& x = u->src[i];
+      return !vec(x) && x->dtype == kBool ? "(int8_t)" + name(x) : name(x);
+    };
     switch (u->op) {
       case Ops::ADD:
-        return name(u->src[0]) + " + " + name(u->src[1]);
+        return op(0) + " + " + op(1);
       case Ops::MUL:
         if (u->src[0]->op == Ops::LOG2) return "";
         if (is_float(u->dtype) && u->src[1]->op == Ops::RECIPROCAL && plain(u->dtype))
           return name(u->src[0]) + " / " + name(u->src[1]->src[0]);
-        return name(u->src[0]) + " * " + name(u->src[1]);
+        return op(0) + " * " + op(1);
       case Ops::RECIPROCAL:
         return plain(u->dtype) ? std::string(u->dtype == kFloat64 ? "1.0" : "1.0f") + " / " + name(u->src[0])
                                : "";
       case Ops::AND:
+        return op(0) + " & " + op(1);
       case Ops::OR:
+        return op(0) + " | " + op(1);
       case Ops::XOR:
-        if (u->dtype == kBool) return "";  // a scalar _Bool does not broadcast to a vector
-        return name(u->src[0]) +
-               (u->op == Ops::AND  ? " & "
-                : u->op == Ops::OR ? " | "
-                                   : " ^ ") +
-               name(u->src[1]);
+        return op(0) + " ^ " + op(1);
+      // Vector comparisons give -1/0 masks; bool vectors hold 0/1, as _Bool does.
+      case Ops::CMPLT:
+      case Ops::CMPNE:
+        return "__builtin_convertvector(" + op(0) + (u->op == Ops::CMPLT ? " < " : " != ") + op(1) + ", " +
+               vtype(kBool) + ") & 1";
+      case Ops::WHERE: {
+        if (!vec(u->src[0]))
+          return name(u->src[0]) + " ? " + as_vector(u->src[1]) + " : " + as_vector(u->src[2]);
+        std::string m = "(-__builtin_convertvector(" + name(u->src[0]) + ", " + mask_type(u->dtype) + "))";
+        return select(u->dtype, m, as_vector(u->src[1]), as_vector(u->src[2]));
+      }
+      case Ops::MAX: {  // NaN wins, as in torch.maximum
+        std::string a = as_vector(u->src[0]), b = as_vector(u->src[1]);
+        std::string m = is_float(u->dtype) ? "((" + a + " > " + b + ") | (" + a + " != " + a + "))"
+                                           : "(" + a + " > " + b + ")";
+        return u->dtype == kBool ? "" : select(u->dtype, m, a, b);
+      }
       case Ops::CAST:
         if (!plain(u->dtype) || !plain(u->src[0]->dtype) || !vec(u->src[0])) return "";
         return "__builtin_convertvector(" + name(u->src[0]) + ", " + vtype(u->dtype) + ")";
       default:
         return "";
     }
+  }
+
+  // Lanes of a where m is -1, of b where m is 0 (bitwise, so any value passes through unchanged).
+  std::string select(DType dt, const std::string& m, const std::string& a, const std::string& b) {
+    std::string mt = mask_type(dt);
+    return "(" + vtype(dt) + ")((" + m + " & (" + mt + ")" + a + ") | (~" + m + " & (" + mt + ")" + b + "))";
+  }
+
+  // A vector of x's values: x itself, or a scalar repeated in every lane.
+  std::string as_vector(const UOpPtr& x) {
+    if (vec(x)) return name(x);
+    std::string v = x->dtype == kBool ? "(int8_t)" + name(x) : name(x);
+    return "((" + vtype(x->dtype) + ")" + lanes_of(v) + ")";
+  }
+
+  // The signed integer vector type as wide as dt's vector type (for masks and bitwise selects).
+  std::string mask_type(DType dt) {
+    size_t bytes = dt == kBool ? 1 : (dt == kFloat16 || dt == kBFloat16) ? 4 : itemsize(dt);
+    std::string t = "lg_mask" + std::to_string(bytes * 8) + "x" + std::to_string(lanes());
+    if (!typedefs_.count(t))
+      typedefs_[t] = "typedef int" + std::to_string(bytes * 8) + "_t " + t + " __attribute__((vector_size(" +
+                     std::to_string(bytes * lanes()) + ")));\n";
+    return t;
   }
 
   bool vec(const UOpPtr& u) const { return lin_.vectors.count(u.get()) != 0; }
