@@ -22,9 +22,13 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
+# A first look (DEBUG=2: each kernel as it runs), then the LeNet-style CNN trained on Fashion-MNIST
+# for one epoch, with its test accuracy, a checkpoint and a plot in $(BUILD)/demo/.
 demo: build
 	@bash scripts/install-deps.sh dataset-fashion-mnist
 	DEBUG=2 ./$(BUILD)/example_demo
+	mkdir -p $(BUILD)/demo
+	./$(BUILD)/lazygrad train fashion-mnist --model cnn --epochs 1 --out $(BUILD)/demo
 
 # After the tests: how many kernels this run compiled and the compiler's time (the budget to watch),
 # from the log the runtime appends to in the cache folder.

@@ -23,6 +23,7 @@ const Settings& settings();
 void set_debug(int level);
 void set_threads(int n);
 void set_noopt(bool on);
+void set_flush_denormals(bool on);
 void set_beam(int width);
 
 struct DeviceInfo {

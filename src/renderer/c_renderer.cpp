@@ -3,6 +3,7 @@
 // and a zero divisor sets the kernel's error flag instead of trapping.
 #include "renderer/c_renderer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -178,7 +179,7 @@ class CRenderer {
     for (const auto& t : typedefs_) os << t.second;
     for (const Helper& h : kHelpers)
       if (k.find(h.name) != std::string::npos) os << h.code;
-    for (const auto& h : helpers_) os << h.second;
+    for (const auto& h : helpers_) os << h.second;  // in the order added: a helper may call an earlier one
     os << k;
     return os.str();
   }
@@ -242,6 +243,11 @@ class CRenderer {
         if (op == Ops::ADD) return ind + acc + " += " + v + ";\n";
         if (op == Ops::MUL) return ind + acc + " *= " + v + ";\n";
         if (!lin_.vector_acc(u)) return ind + acc + " = " + max_expr(u->dtype, acc, v) + ";\n";
+        if (u->dtype != kBool) {  // NaN wins, as in torch.max
+          std::string m = is_float(u->dtype) ? "((" + acc + " > " + v + ") | (" + acc + " != " + acc + "))"
+                                             : "(" + acc + " > " + v + ")";
+          return ind + acc + " = " + select(u->dtype, m, acc, v) + ";\n";
+        }
         std::string lanes;
         for (int64_t l = 0; l < this->lanes(); l++) {
           std::string i = "[" + std::to_string(l) + "]";
@@ -383,9 +389,55 @@ class CRenderer {
       case Ops::CAST:
         if (!plain(u->dtype) || !plain(u->src[0]->dtype) || !vec(u->src[0])) return "";
         return "__builtin_convertvector(" + name(u->src[0]) + ", " + vtype(u->dtype) + ")";
+      case Ops::EXP2: {
+        if (compute_type(u->dtype) != "float") return "";
+        const UOpPtr& m = u->src[0];  // exp(x) arrives as exp2(x * log2(e))
+        bool exp =
+            m->op == Ops::MUL && m->src[1]->is_const() && m->src[1]->const_double() == std::numbers::log2e;
+        return vector_exp(exp) + "(" + name(exp ? m->src[0] : m) + ")";
+      }
       default:
         return "";
     }
+  }
+
+  // exp and exp2 on float vectors (libm has no vector form without -ffast-math): 2^x = 2^n * 2^f,
+  // n = round(x), f in [-1/2, 1/2], and e^x = 2^n * e^r, r = x - n ln 2 in two parts (Cody-Waite,
+  // ln2_hi has 9 bits so n * ln2_hi is exact); each series to degree 7 (truncation below 1e-8), 2^n
+  // applied as two factors so that subnormal results round once and overflow gives inf.
+  std::string vector_exp(bool natural) {
+    std::string v = vtype(kFloat32), m = mask_type(kFloat32), w = std::to_string(lanes());
+    std::string i = "lg_int32x" + w, fn = std::string(natural ? "lg_vexp_" : "lg_vexp2_") + w;
+    if (has_helper(fn)) return fn;
+    if (!typedefs_.count(i))
+      typedefs_[i] =
+          "typedef int32_t " + i + " __attribute__((vector_size(" + std::to_string(4 * lanes()) + ")));\n";
+    std::string sel = "lg_vsel_" + w;
+    if (!has_helper(sel))
+      helpers_.emplace_back(sel, "static inline " + v + " " + sel + "(" + m + " c, " + v + " a, " + v +
+                                     " b) { return (" + v + ")((c & (" + m + ")a) | (~c & (" + m +
+                                     ")b)); }\n");
+    std::string lo = natural ? "-104.0f" : "-150.0f", hi = natural ? "89.0f" : "128.0f";
+    std::string body = "static inline " + v + " " + fn + "(" + v + " x) {\n  " + v + " c = " + sel + "(x < " +
+                       lo + ", (" + v + ")" + lanes_of(lo) + ", " + sel + "(x > " + hi + ", (" + v + ")" +
+                       lanes_of(hi) + ", x));\n";
+    if (natural)
+      body += "  " + v + " n = (c * 1.44269504f + 12582912.0f) - 12582912.0f;\n  " + v +
+              " f = (c - n * 0.693359375f) - n * -2.12194440e-4f;\n";
+    else
+      body += "  " + v + " n = (c + 12582912.0f) - 12582912.0f;\n  " + v + " f = c - n;\n";
+    // Taylor coefficients of e^f, or of 2^f = e^(f ln 2).
+    const double l = natural ? 1.0 : std::numbers::ln2;
+    double coef[8];
+    for (int k = 0; k <= 7; k++) coef[k] = k == 0 ? 1.0 : coef[k - 1] * l / k;
+    std::string p = literal(*const_uop(kFloat32, coef[7]));
+    for (int k = 6; k >= 0; k--) p = "(" + p + " * f + " + literal(*const_uop(kFloat32, coef[k])) + ")";
+    body += "  " + v + " p = " + p + ";\n  " + i + " k = __builtin_convertvector(n, " + i +
+            "), k1 = k >> 1, k2 = k - k1;\n";
+    body += "  " + v + " r = p * (" + v + ")((k1 + 127) << 23) * (" + v + ")((k2 + 127) << 23);\n";
+    body += "  return " + sel + "(x != x, x, r);\n}\n";
+    helpers_.emplace_back(fn, body);
+    return fn;
   }
 
   // Lanes of a where m is -1, of b where m is 0 (bitwise, so any value passes through unchanged).
@@ -473,7 +525,7 @@ class CRenderer {
     bool non_negative = is_unsigned(a->dtype) || (a->dtype == kInt64 && a->vmin() >= 0);
     if (safe_divisor && non_negative) return x + " " + c_op + " " + y;
     std::string t = compute_type(u->dtype);
-    if (!helpers_.count(t)) helpers_[t] = int_helpers(t, is_unsigned(u->dtype));
+    if (!has_helper(t)) helpers_.emplace_back(t, int_helpers(t, is_unsigned(u->dtype)));
     return std::string("lg_") + helper + "_" + t + "(" + x + ", " + y + ", &err)";
   }
 
@@ -564,7 +616,10 @@ class CRenderer {
   const Kernel& k_;
   const LinearKernel& lin_;
   std::unordered_map<const UOp*, std::string> names_;
-  std::map<std::string, std::string> helpers_;
+  std::vector<std::pair<std::string, std::string>> helpers_;  // name, code
+  bool has_helper(const std::string& n) const {
+    return std::any_of(helpers_.begin(), helpers_.end(), [&](const auto& h) { return h.first == n; });
+  }
   std::vector<DType> var_dtypes_;
   std::map<std::string, std::string> typedefs_;
   int64_t lane_ = -1;  // the lane a lane-by-lane expression is for (-1: scalar code)

@@ -59,6 +59,7 @@ void set_threads(int n) {
 }
 
 void set_noopt(bool on) { mutable_settings().noopt = on; }
+void set_flush_denormals(bool on) { mutable_settings().flush_denormals = on; }
 void set_beam(int width) { mutable_settings().beam = std::max(0, width); }
 
 void debug_log(int level, const std::string& line) {
