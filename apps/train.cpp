@@ -5,7 +5,8 @@
 //
 // The training step (forward, backward, Adam's update, all one schedule) runs under a Jit: the first
 // two batches run it normally (the second one captured), and every later batch replays the captured
-// kernels on the new batch's buffers, with no scheduling and no compiler.
+// kernels on the new batch's buffers, with no scheduling and no compiler. The step is in
+// train_step.h, which bench/train_epoch.cpp times.
 #include <lazygrad/lazygrad.h>
 
 #include <algorithm>
@@ -22,11 +23,10 @@
 #include <system_error>
 #include <vector>
 
-#include "../models/lenet.h"
-#include "../models/mlp.h"
 #include "command.h"
 #include "progress_bar.h"
 #include "svg_plot.h"
+#include "train_step.h"
 
 namespace lazygrad::cli {
 
@@ -106,16 +106,7 @@ TrainConfig parse_config(const Args& args) {
   return cfg;
 }
 
-// ---- the model, the step, the evaluation -------------------------------------------------------------
-
-std::shared_ptr<nn::Module> make_model(const std::string& name) {
-  if (name == "cnn") return std::make_shared<models::LeNet>();
-  return std::make_shared<models::MLP>();
-}
-
-// uint8 images [N, 28, 28] as the models take them: float32 [N, 1, 28, 28] in [0, 1]. Lazy, so the
-// scaling fuses into the model's first kernel.
-Tensor model_input(const Tensor& images) { return data::pixels_to_float(images).unsqueeze(1); }
+// ---- the evaluation (the model and the training step are in train_step.h) ---------------------------
 
 // The percentage of `images` the model classifies as `labels`, in batches (a whole 10k test set at
 // once would hold the CNN's first activations for all of it), in evaluation mode and without the
@@ -206,23 +197,12 @@ int cmd_train(const Args& args) {
 
   Tensor::manual_seed(cfg.seed);  // the initialization
   std::shared_ptr<nn::Module> model = make_model(cfg.model);
-  optim::Adam opt(model->parameters(), cfg.lr);
+  TrainStep train_step(model, cfg.lr, cfg.jit);
   // drop_last: every batch has batch_size rows, so the captured step fits each one (a Jit refuses
   // inputs of a new shape, and a new shape would compile new kernels anyway).
   data::DataLoader loader(
       ds.train_images.narrow(0, 0, n_train), ds.train_labels.narrow(0, 0, n_train),
       {.batch_size = cfg.batch_size, .shuffle = true, .drop_last = true, .seed = cfg.seed});
-
-  // What the optimizer needs realized in one schedule: the loss, the gradients and the update.
-  // zero_grad() drops the gradients' graphs before the next step builds new ones.
-  auto train_step = [&](const std::vector<Tensor>& batch) {
-    Tensor loss = (*model)(model_input(batch[0])).cross_entropy(batch[1]);
-    loss.backward();
-    opt.step({loss});
-    opt.zero_grad();
-    return std::vector<Tensor>{loss};
-  };
-  Jit jitted_step(train_step);
 
   const std::string model_title = cfg.model == "cnn" ? "LeNet-style CNN" : "MLP 784-512-512-10";
   std::cout << "training " << model_title << " on " << n_train << " Fashion-MNIST images (" << loader.size()
@@ -238,8 +218,7 @@ int cmd_train(const Args& args) {
     double loss_sum = 0;
     int64_t done = 0;
     for (auto& [images, labels] : loader) {
-      std::vector<Tensor> out = cfg.jit ? jitted_step({images, labels}) : train_step({images, labels});
-      double loss = out[0].item<float>();
+      double loss = train_step(images, labels).item<float>();
       step_loss.push_back(loss);
       loss_sum += loss;
       done++;

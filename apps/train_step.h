@@ -1,0 +1,69 @@
+// The training step of `lazygrad train` (apps/train.cpp): the model, its input, Adam and the Jit.
+// A header of its own so that bench/train_epoch.cpp times exactly the step the command runs.
+#pragma once
+
+#include <lazygrad/lazygrad.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../models/lenet.h"
+#include "../models/mlp.h"
+
+namespace lazygrad::cli {
+
+// "cnn" is models::LeNet; anything else models::MLP.
+inline std::shared_ptr<nn::Module> make_model(const std::string& name) {
+  if (name == "cnn") return std::make_shared<models::LeNet>();
+  return std::make_shared<models::MLP>();
+}
+
+// uint8 images [N, 28, 28] as the models take them: float32 [N, 1, 28, 28] in [0, 1]. Lazy: the
+// scheduler computes it once per batch rather than inside every output column of the first layer's
+// matrix products (docs/optimizer.md, "The scheduler's part").
+inline Tensor model_input(const Tensor& images) { return data::pixels_to_float(images).unsqueeze(1); }
+
+// One optimizer step on a batch: forward, cross-entropy, backward and Adam's update, realized in one
+// schedule. With `jit`, the first call runs it normally, the second also captures its kernels, and
+// every later call replays them on the new batch's buffers (no graph, no schedule, no compiler), so
+// every batch must have the first one's shape (a DataLoader with drop_last).
+class TrainStep {
+ public:
+  TrainStep(std::shared_ptr<nn::Module> model, double lr, bool jit)
+      : model_(std::move(model)),
+        opt_(model_->parameters(), lr),
+        jit_([this](const std::vector<Tensor>& batch) { return run(batch); }),
+        use_jit_(jit) {}
+  // The Jit's function points at this object.
+  TrainStep(const TrainStep&) = delete;
+  TrainStep& operator=(const TrainStep&) = delete;
+
+  // The batch's loss, realized. Under the Jit it is the captured output buffer, which the next call
+  // overwrites: read it (item()) before then.
+  Tensor operator()(const Tensor& images, const Tensor& labels) {
+    return (use_jit_ ? jit_({images, labels}) : run({images, labels}))[0];
+  }
+
+  nn::Module& model() { return *model_; }
+  const Jit& jit() const { return jit_; }
+
+ private:
+  // What the optimizer needs realized in one schedule: the loss, the gradients and the update.
+  // zero_grad() drops the gradients' graphs before the next step builds new ones.
+  std::vector<Tensor> run(const std::vector<Tensor>& batch) {
+    Tensor loss = (*model_)(model_input(batch[0])).cross_entropy(batch[1]);
+    loss.backward();
+    opt_.step({loss});
+    opt_.zero_grad();
+    return {loss};
+  }
+
+  std::shared_ptr<nn::Module> model_;
+  optim::Adam opt_;
+  Jit jit_;
+  bool use_jit_;
+};
+
+}  // namespace lazygrad::cli
