@@ -61,6 +61,30 @@ TEST(Fusion, SoftmaxIsAtMostThreeKernels) {
   EXPECT_LE(kernels_to_realize(x.log_softmax(1)), 3);
 }
 
+// With enough rows, a row's max and sum are computed once per row inside the kernel that reads them
+// back (docs/optimizer.md): softmax and log_softmax are one kernel each, and give the same values.
+TEST(Fusion, SoftmaxOverManyRowsIsOneKernel) {
+  Tensor x = input({128, 40}, 0.1f);
+  Tensor y = x.softmax(-1), z = x.log_softmax(1), m = x - x.mean(1, true);
+  EXPECT_EQ(kernels_to_realize(y), 1);
+  EXPECT_EQ(kernels_to_realize(z), 1);
+  EXPECT_EQ(kernels_to_realize(m), 1);
+  auto xv = x.to_vector<float>(), yv = y.to_vector<float>(), zv = z.to_vector<float>(),
+       mv = m.to_vector<float>();
+  for (int r = 0; r < 128; r++) {
+    double mx = -1e30, sum = 0, mean = 0;
+    for (int c = 0; c < 40; c++) mx = std::max<double>(mx, xv[r * 40 + c]);
+    for (int c = 0; c < 40; c++) sum += std::exp(xv[r * 40 + c] - mx), mean += xv[r * 40 + c] / 40.0;
+    for (int c = 0; c < 40; c++) {
+      EXPECT_NEAR(yv[r * 40 + c], std::exp(xv[r * 40 + c] - mx) / sum, 1e-6);
+      EXPECT_NEAR(zv[r * 40 + c], xv[r * 40 + c] - mx - std::log(sum), 1e-5);
+      EXPECT_NEAR(mv[r * 40 + c], xv[r * 40 + c] - mean, 1e-5);
+    }
+  }
+  // A row statistic inside a reduction over the other axis is not fused: it would be redone per row.
+  EXPECT_EQ(kernels_to_realize((x - x.mean(1, true)).sum(0)), 2);
+}
+
 TEST(Fusion, RealizingTwiceRunsNothing) {
   Tensor y = (input({8, 8}) * 3).exp().sum(0);
   EXPECT_EQ(kernels_to_realize(y), 1);
@@ -84,8 +108,8 @@ TEST(Fusion, CountersReportWork) {
   GlobalCounters::reset();
   (a + b).realize();
   EXPECT_EQ(GlobalCounters::kernel_count, 1);
-  EXPECT_EQ(GlobalCounters::global_ops, 1024);             // one add per element
-  EXPECT_EQ(GlobalCounters::global_mem, 3 * 1024 * 4);     // two inputs read, one output written
+  EXPECT_EQ(GlobalCounters::global_ops, 1024);          // one add per element
+  EXPECT_EQ(GlobalCounters::global_mem, 3 * 1024 * 4);  // two inputs read, one output written
 }
 
 TEST(Fusion, InPlaceUpdateIsSeenThroughHandlesAndViews) {

@@ -23,11 +23,15 @@ class Linearizer {
     std::function<void(const UOpPtr&)> walk = [&](const UOpPtr& u) {
       if (!seen.insert(u.get()).second) return;
       for (const auto& s : u->src) walk(s);
-      if (u->op == Ops::RANGE && kind_of(u.get()) == AxisKind::Vector) out.vector_range = u;
+      if (u->op == Ops::RANGE && kind_of(u.get()) == AxisKind::Vector) {
+        int64_t w = u->src[0]->const_int();
+        if (out.lanes != 1 && out.lanes != w) throw Error("linearize: vector ranges of different widths");
+        out.lanes = w;
+      }
       if (u->op == Ops::REDUCE) groups_[std::vector<UOpPtr>(u->src.begin() + 1, u->src.end())].push_back(u);
     };
     walk(k.sink);
-    lanes_ = out.vector_range ? out.vector_range->src[0]->const_int() : 1;
+    lanes_ = out.lanes;
   }
 
   void emit(const UOpPtr& u, int depth, int64_t trips) {
@@ -49,16 +53,63 @@ class Linearizer {
     done_.insert(u.get());
   }
 
-  // A value is a vector when it depends on the Vector range, other than through a reduction over it.
-  bool is_vector(const UOpPtr& u) {
-    if (!out.vector_range) return false;
+  // The Vector range a value runs along: one that it depends on other than through a reduction over
+  // it (null: a scalar). Two in one value would need two-dimensional vectors.
+  const UOp* vector_of(const UOpPtr& u) {
     if (auto it = vector_memo_.find(u.get()); it != vector_memo_.end()) return it->second;
-    bool v = u == out.vector_range;
-    for (size_t i = 0; i < u->src.size(); i++) v = is_vector(u->src[i]) || v;  // visits all: fills vectors
-    if (u->op == Ops::REDUCE && std::find(u->src.begin() + 1, u->src.end(), out.vector_range) != u->src.end())
-      v = false;
-    if (v) out.vectors.insert(u.get());
+    const UOp* v = u->op == Ops::RANGE && kind_of(u.get()) == AxisKind::Vector ? u.get() : nullptr;
+    for (size_t i = 0; i < u->src.size(); i++) {
+      const UOp* s = vector_of(u->src[i]);  // visits all sources: fills out.vector_of
+      if (u->op == Ops::REDUCE && i > 0) continue;
+      if (s && v && s != v) throw Error("linearize: a value runs along two vector axes");
+      v = s ? s : v;
+    }
+    if (u->op == Ops::REDUCE && v && std::find_if(u->src.begin() + 1, u->src.end(), [&](const UOpPtr& r) {
+                                       return r.get() == v;
+                                     }) != u->src.end())
+      v = nullptr;
+    if (v) out.vector_of[u.get()] = v;
     return vector_memo_[u.get()] = v;
+  }
+  bool is_vector(const UOpPtr& u) { return vector_of(u) != nullptr; }
+
+  // The stores, inside the output loops (Loop ranges no reduction owns) they depend on.
+  void emit_stores(const std::vector<UOpPtr>& stores) {
+    std::set<const UOp*> loop_set;
+    for (const auto& s : stores) {
+      const auto& r = ranges(s);
+      loop_set.insert(r.begin(), r.end());
+    }
+    std::vector<UOpPtr> loops;
+    std::function<void(const UOpPtr&)> find = [&](const UOpPtr& u) {
+      if (u->op == Ops::RANGE && loop_set.count(u.get()) &&
+          std::find(loops.begin(), loops.end(), u) == loops.end())
+        loops.push_back(u);
+      for (const auto& s : u->src) find(s);
+    };
+    for (const auto& s : stores) find(s->src[1]);  // in the order the store's index uses them
+    std::sort(loops.begin(), loops.end(),
+              [](const UOpPtr& a, const UOpPtr& b) { return a->as<RangeArg>().id < b->as<RangeArg>().id; });
+    int64_t trips = 1;
+    for (const auto& l : loops) trips *= l->src[0]->const_int();
+    std::set<const UOp*> own(loop_set);
+    std::function<void(const UOpPtr&)> hoist = [&](const UOpPtr& u) {
+      if (done_.count(u.get())) return;
+      const auto& r = ranges(u);
+      bool dependent = std::any_of(r.begin(), r.end(), [&](const UOp* x) { return own.count(x); });
+      if (!dependent && u->op != Ops::RANGE) {
+        emit(u, 0, 1);
+        return;
+      }
+      for (const auto& s : u->src) hoist(s);
+    };
+    for (const auto& s : stores) hoist(s);
+    for (size_t i = 0; i < loops.size(); i++) {
+      out.insts.push_back({Step::Open, loops[i], static_cast<int>(i)});
+      done_.insert(loops[i].get());
+    }
+    for (const auto& s : stores) emit(s, static_cast<int>(loops.size()), trips);
+    for (size_t i = loops.size(); i-- > 0;) out.insts.push_back({Step::Close, loops[i], static_cast<int>(i)});
   }
 
  private:
@@ -83,7 +134,8 @@ class Linearizer {
     std::vector<UOpPtr> key(red->src.begin() + 1, red->src.end());
     std::vector<UOpPtr> group;
     for (const auto& r : groups_[key])
-      if (!done_.count(r.get()) && (r == red || !depends_on(r, red.get()))) group.push_back(r);
+      if (!done_.count(r.get()) && (r == red || (!depends_on(r, red.get()) && !depends_on(red, r.get()))))
+        group.push_back(r);
     std::vector<UOpPtr> loops;
     std::set<const UOp*> own;
     int64_t inner = trips;
@@ -107,6 +159,8 @@ class Linearizer {
       for (const auto& s : u->src) hoist(s);
     };
     for (const auto& r : group) hoist(r->src[0]);
+    std::erase_if(group,
+                  [&](const UOpPtr& r) { return done_.count(r.get()) != 0; });  // emitted while hoisting
     for (const auto& r : group) out.insts.push_back({Step::AccInit, r, depth});
     for (size_t i = 0; i < loops.size(); i++) {
       out.insts.push_back({Step::Open, loops[i], depth + static_cast<int>(i)});
@@ -127,29 +181,24 @@ class Linearizer {
         done_.erase(out.insts[i].u.get());
     for (const auto& l : loops) done_.erase(l.get());
     for (const auto& r : group) {
-      if (out.vector_acc(r) && !is_vector(r)) out.insts.push_back({Step::AccFinish, r, depth});
+      if (is_vector(r->src[0]) && !is_vector(r)) out.insts.push_back({Step::AccFinish, r, depth});
       done_.insert(r.get());
     }
   }
 
   std::unordered_set<const UOp*> done_;
   std::unordered_map<const UOp*, std::set<const UOp*>> ranges_;
-  std::unordered_map<const UOp*, bool> vector_memo_;
+  std::unordered_map<const UOp*, const UOp*> vector_memo_;
   std::map<std::vector<UOpPtr>, std::vector<UOpPtr>> groups_;
   int64_t lanes_ = 1;
 };
 
 }  // namespace
 
-bool LinearKernel::vector_acc(const UOpPtr& red) const {
-  if (!vector_range) return false;
-  return vectors.count(red->src[0].get()) != 0;
-}
-
 LinearKernel linearize(const Kernel& k) {
   Linearizer L(k);
-  for (const auto& store : k.sink->src) L.is_vector(store);  // fills out.vectors
-  for (const auto& store : k.sink->src) L.emit(store, 0, 1);
+  for (const auto& store : k.sink->src) L.vector_of(store);  // fills out.vector_of
+  L.emit_stores(k.sink->src);
   return L.out;
 }
 

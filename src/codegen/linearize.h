@@ -1,9 +1,11 @@
 // Linearization: the kernel's graph becomes a list of steps in program order, with loops opened
-// and closed explicitly and loop-invariant work hoisted out of reduction loops. Reductions over the
-// same loops (the accumulators of a register tile) share one loop nest.
+// and closed explicitly and loop-invariant work hoisted out of loops. Reductions over the same loops
+// (the accumulators of a register tile) share one loop nest; output axes the optimizer made loops
+// (Loop ranges outside any reduction) enclose the stores, after everything that does not depend on
+// them (a row's max and sum, computed once for the row).
 #pragma once
 
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "codegen/kernel.h"
@@ -21,10 +23,12 @@ struct Inst {
 
 struct LinearKernel {
   std::vector<Inst> insts;
-  int64_t flops_per_item = 0;                // ALU ops executed per global index
-  UOpPtr vector_range;                       // the Vector range, if the kernel has one
-  std::unordered_set<const UOp*> vectors;    // nodes whose value is a vector (one value per lane)
-  bool vector_acc(const UOpPtr& red) const;  // a REDUCE whose accumulator is a vector
+  int64_t flops_per_item = 0;  // ALU ops executed per global index
+  int64_t lanes = 1;           // the width of the kernel's Vector ranges (all have one width)
+  // Nodes whose value is a vector (one value per lane), with the Vector range they run along.
+  std::unordered_map<const UOp*, const UOp*> vector_of;
+  bool is_vector(const UOp* u) const { return vector_of.count(u) != 0; }
+  bool vector_acc(const UOpPtr& red) const { return is_vector(red->src[0].get()); }  // a vector accumulator
 };
 
 LinearKernel linearize(const Kernel& k);

@@ -150,14 +150,13 @@ KernelAxes kernel_axes(const Kernel& k) {
     ax.sizes.push_back(k.out_shape[i]);
   }
   ax.n_output = ax.ranges.size();
-  auto reduces = all_of(k.sink, Ops::REDUCE);
-  if (reduces.size() == 1) {
-    ax.reduce = reduces[0];
-    for (size_t i = 1; i < ax.reduce->src.size(); i++) {
-      ax.ranges.push_back(ax.reduce->src[i]);
-      ax.sizes.push_back(ax.reduce->src[i]->src[0]->const_int());
+  ax.reduces = all_of(k.sink, Ops::REDUCE);
+  if (ax.reduces.size() == 1) ax.reduce = ax.reduces[0];
+  for (const auto& red : ax.reduces)
+    for (size_t i = 1; i < red->src.size(); i++) {
+      ax.ranges.push_back(red->src[i]);
+      ax.sizes.push_back(red->src[i]->src[0]->const_int());
     }
-  }
   return ax;
 }
 
@@ -170,7 +169,7 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
   std::vector<Plan> plan;
   for (int64_t s : ax.sizes) plan.push_back({s, {}});
   int64_t next_id = 1000;  // lowering numbers its ranges from 0
-  bool vector = false;
+  int64_t vector = 0;      // the lanes' width, once a vector axis is chosen
   for (const Opt& o : opts) {
     auto bad = [&](const std::string& why) {
       return Error("optimize: opt " + opts_str(std::span<const Opt>(&o, 1)) + " does not fit kernel " +
@@ -181,11 +180,15 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
     if (o.amount < 2 || plan[o.axis].loop < o.amount || plan[o.axis].loop % o.amount != 0)
       throw bad("amount must be at least 2 and divide what is left of the axis (" +
                 std::to_string(plan[o.axis].loop) + ")");
-    if ((o.kind == AxisKind::Upcast && !output) || (o.kind == AxisKind::Unroll && output))
-      throw bad("upcast splits output axes, unroll reduction axes");
-    if (o.kind != AxisKind::Upcast && o.kind != AxisKind::Unroll && o.kind != AxisKind::Vector)
+    if ((o.kind == AxisKind::Upcast && !output) || (o.kind == AxisKind::Unroll && output) ||
+        (o.kind == AxisKind::Loop && !output))
+      throw bad("upcast and loop split output axes, unroll reduction axes");
+    if (o.kind != AxisKind::Upcast && o.kind != AxisKind::Unroll && o.kind != AxisKind::Vector &&
+        o.kind != AxisKind::Loop)
       throw bad("not an optimization");
-    if (o.kind == AxisKind::Vector && std::exchange(vector, true)) throw bad("one vector axis per kernel");
+    if (o.kind == AxisKind::Vector && vector && vector != o.amount)
+      throw bad("vector axes of different widths");
+    if (o.kind == AxisKind::Vector) vector = o.amount;
     plan[o.axis].pieces.push_back(make_range(o.amount, next_id++, o.kind));
     plan[o.axis].loop /= o.amount;
   }
@@ -237,8 +240,89 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
   return out;
 }
 
+namespace {
+
+// The loads under u, not looking inside reductions.
+std::vector<UOpPtr> loads_outside_reductions(const UOpPtr& u) {
+  std::vector<UOpPtr> out;
+  std::unordered_set<const UOp*> seen;
+  std::function<void(const UOpPtr&)> walk = [&](const UOpPtr& x) {
+    if (!seen.insert(x.get()).second || x->op == Ops::REDUCE) return;
+    if (x->op == Ops::LOAD) out.push_back(x);
+    for (const auto& s : x->src) walk(s);
+  };
+  walk(u);
+  return out;
+}
+
+// +2 for each access contiguous along range r, -3 for each gathered, 0 for one that does not move.
+int64_t vector_score(const std::vector<UOpPtr>& accesses, const UOp* r) {
+  int64_t score = 0;
+  for (const auto& m : accesses) {
+    Access acc = access_along(m, r);
+    score += acc == Access::Contiguous ? 2 : acc == Access::Gather ? -3 : 0;
+  }
+  return score;
+}
+
+int64_t vector_width(int64_t size) {
+  for (int64_t w : {16, 8})
+    if (size >= w && size % w == 0) return w;
+  return 0;
+}
+
+// A kernel with a reduction that some output axes do not depend on (a row's max or sum, fused into
+// the kernel that reads it back along the row): those axes become loops inside the kernel, after the
+// reduction; vector lanes go along the last of them and along each reduction's best axis.
+std::vector<Opt> nested_opts(const Kernel& k, const KernelAxes& ax, const std::vector<size_t>& inner) {
+  std::vector<Opt> opts;
+  std::vector<int64_t> left = ax.sizes;
+  bool vectors = k.buffers[0]->dtype == kFloat32 || k.buffers[0]->dtype == kInt32;
+  int64_t width = 0;
+  size_t last = inner.back();
+  std::vector<UOpPtr> nest = loads_outside_reductions(k.sink), stores = all_of(k.sink, Ops::STORE);
+  nest.insert(nest.end(), stores.begin(), stores.end());
+  if (vectors && vector_width(left[last]) && vector_score(nest, ax.ranges[last].get()) > 0) {
+    width = vector_width(left[last]);
+    opts.push_back({AxisKind::Vector, static_cast<int>(last), width});
+    left[last] /= width;
+  }
+  for (size_t a : inner)
+    if (left[a] > 1) opts.push_back({AxisKind::Loop, static_cast<int>(a), left[a]});
+  size_t axis = ax.n_output;
+  for (const auto& red : ax.reduces) {
+    size_t n = red->src.size() - 1;
+    bool along_output = width && depends_on(red, ax.ranges[last].get());
+    std::vector<UOpPtr> body = all_of(red->src[0], Ops::LOAD);
+    int best = -1;
+    int64_t best_score = 0;
+    for (size_t b = axis; b < axis + n && vectors && !along_output; b++) {
+      int64_t w = width ? (left[b] % width == 0 && left[b] >= width ? width : 0) : vector_width(left[b]);
+      int64_t score = w ? vector_score(body, ax.ranges[b].get()) : 0;
+      if (score > best_score) {
+        best = static_cast<int>(b);
+        best_score = score;
+      }
+    }
+    if (best >= 0) {
+      if (!width) width = vector_width(left[best]);
+      opts.push_back({AxisKind::Vector, best, width});
+    }
+    axis += n;
+  }
+  return opts;
+}
+
+}  // namespace
+
 std::vector<Opt> default_opts(const Kernel& k) {
   KernelAxes ax = kernel_axes(k);
+  std::vector<size_t> inner;
+  for (size_t a = 0; a < ax.n_output; a++)
+    if (std::any_of(ax.reduces.begin(), ax.reduces.end(),
+                    [&](const UOpPtr& red) { return !depends_on(red, ax.ranges[a].get()); }))
+      inner.push_back(a);
+  if (!inner.empty()) return nested_opts(k, ax, inner);
   std::vector<UOpPtr> loads = all_of(k.sink, Ops::LOAD), stores = all_of(k.sink, Ops::STORE);
   std::vector<Opt> opts;
   DType out_dtype = k.buffers[0]->dtype;

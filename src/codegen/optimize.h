@@ -12,9 +12,11 @@
 namespace lazygrad {
 
 // Split `amount` iterations off axis `axis` (the output axes longer than 1 first, then the axes of the
-// kernel's reduction) as a piece of `kind`: Upcast (output axis: one copy of the body per value, kept in
-// registers), Unroll (reduction axis: one copy per value, combined before the accumulator), Vector
-// (either: the lanes of a vector type; one per kernel). Pieces split later sit outside earlier ones.
+// kernel's reductions) as a piece of `kind`: Upcast (output axis: one copy of the body per value, kept
+// in registers), Unroll (reduction axis: one copy per value, combined before the accumulator), Vector
+// (either: the lanes of a vector type; all of one width, and no value along two), Loop (output axis:
+// a loop inside the kernel, so that what does not depend on it is computed once outside it). Pieces
+// split later sit outside earlier ones.
 struct Opt {
   AxisKind kind;
   int axis;
@@ -28,8 +30,9 @@ std::string opts_str(std::span<const Opt> opts);  // e.g. "V1:16 U0:4", for DEBU
 struct KernelAxes {
   std::vector<UOpPtr> ranges;  // the Output ranges (axes of size 1 have none), then the reduction's
   std::vector<int64_t> sizes;
-  size_t n_output = 0;  // how many of them are output axes
-  UOpPtr reduce;        // the kernel's reduction when it has exactly one (else no reduction axes)
+  size_t n_output = 0;          // how many of them are output axes
+  std::vector<UOpPtr> reduces;  // the kernel's reductions; their axes follow the output axes, in order
+  UOpPtr reduce;                // the kernel's reduction when it has exactly one
 };
 KernelAxes kernel_axes(const Kernel& k);
 

@@ -64,6 +64,38 @@ bool worth_realizing(const UOp* u, const RealizeSet& realize) {
   return ops >= 2 && u->numel() >= kRecomputeMinSize && u->numel() <= read;
 }
 
+// A reduction's result broadcast back over the axes it reduced (`x - x.max(1, true)`, softmax's
+// sum) needs no kernel of its own: the kernel that reads it computes it once per row, before a
+// loop over the row (docs/optimizer.md). Only with enough rows to share among threads, and when no
+// reduction over other axes encloses it (that one would loop outside the row and redo it).
+constexpr int64_t kFusedRowsMin = 64;
+
+bool broadcast_back(const UOp* e, const UOp* enclosing, const RealizeSet& realize) {
+  if (!expands(e)) return false;
+  // The reductions the broadcast value is made of (x.max(1, true) * -1: one), each of the row's
+  // shape and reducing exactly the axes the expand brings back.
+  std::vector<const UOp*> reductions;
+  std::unordered_set<const UOp*> seen;
+  std::function<void(const UOp*)> find = [&](const UOp* u) {
+    if (!seen.insert(u).second || u->op == Ops::BUFFER || realize.count(u)) return;
+    if (u->op == Ops::REDUCE_AXIS) {
+      reductions.push_back(u);
+      return;
+    }
+    for (const auto& s : u->src) find(s.get());
+  };
+  find(e->src[0].get());
+  if (reductions.empty()) return false;
+  for (const UOp* r : reductions) {
+    if (r->src[0]->shape != e->shape || r->shape != e->src[0]->shape || r->numel() < kFusedRowsMin)
+      return false;
+    if (enclosing && (enclosing->as<ReduceArg>().axes != r->as<ReduceArg>().axes ||
+                      enclosing->src[0]->shape != r->src[0]->shape))
+      return false;
+  }
+  return true;
+}
+
 // Adds reductions that must not be fused; returns whether it added any.
 bool split_reductions(RealizeSet& realize) {
   std::map<const UOp*, std::set<const UOp*>> reached_by;
@@ -71,12 +103,14 @@ bool split_reductions(RealizeSet& realize) {
   for (const auto& entry : realize) {
     const UOp* root = entry.first;  // (clang 14 cannot capture structured bindings in lambdas)
     const UOpPtr& root_ptr = entry.second;
-    std::set<std::tuple<const UOp*, bool, int64_t>> seen;
-    // expanded: read through an expand; reuse: how many times a reduction above reads each element.
-    std::function<void(const UOpPtr&, bool, int64_t)> walk = [&](const UOpPtr& u, bool expanded,
-                                                                 int64_t reuse) {
+    std::set<std::tuple<const UOp*, bool, int64_t, const UOp*>> seen;
+    // expanded: read through an expand; reuse: how many times a reduction above reads each element;
+    // enclosing: the innermost reduction above.
+    std::function<void(const UOpPtr&, bool, int64_t, const UOp*)> walk = [&](const UOpPtr& u, bool expanded,
+                                                                             int64_t reuse,
+                                                                             const UOp* enclosing) {
       if (u->op == Ops::BUFFER || (u.get() != root && realize.count(u.get()))) return;
-      if (!seen.insert({u.get(), expanded, reuse}).second) return;
+      if (!seen.insert({u.get(), expanded, reuse, enclosing}).second) return;
       if (u->op == Ops::REDUCE_AXIS && u.get() != root) {
         reached_by[u.get()].insert(root);
         ptrs[u.get()] = u;
@@ -89,14 +123,18 @@ bool split_reductions(RealizeSet& realize) {
         debug_log(3, "schedule: " + std::string(op_name(u->op)) + " " + shape_str(u->shape) +
                          " gets its own kernel (a reduction would compute each element " +
                          std::to_string(reuse) + " times)");
+      if (!expanded && broadcast_back(u.get(), enclosing, realize)) {  // stays fused: computed once per row
+        for (const auto& s : u->src) walk(s, false, reuse, enclosing);
+        return;
+      }
       bool e = expanded || expands(u.get());
       int64_t r = reuse;
       if (u->op == Ops::REDUCE_AXIS) r = 1;  // counted from each reduction on down
       if (r && expands(u.get()))
         r = std::min<int64_t>(r * (u->numel() / std::max<int64_t>(u->src[0]->numel(), 1)), 1 << 30);
-      for (const auto& s : u->src) walk(s, e, r);
+      for (const auto& s : u->src) walk(s, e, r, u->op == Ops::REDUCE_AXIS ? u.get() : enclosing);
     };
-    walk(root_ptr, false, 0);
+    walk(root_ptr, false, 0, nullptr);
   }
   for (const auto& [r, roots] : reached_by)
     if (roots.size() > 1 && !must.count(r)) {

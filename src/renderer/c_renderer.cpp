@@ -150,7 +150,7 @@ class CRenderer {
     for (size_t i = 0; i < k_.vars.size(); i++)
       kernel << "const " << compute_type(var_dtype(i)) << " var" << i << ", ";
     kernel << "int64_t gstart, int64_t gend) {\n  int err = 0;\n";
-    if (lin_.vector_range) {
+    if (lin_.lanes > 1) {
       kernel << "  const " << vtype(kInt64) << " lane = {";
       for (int64_t l = 0; l < lanes(); l++) kernel << (l ? ", " : "") << l;
       kernel << "};\n";
@@ -330,7 +330,7 @@ class CRenderer {
     DType dt = u->op == Ops::LOAD ? u->dtype : u->src[2]->dtype;
     if (dt == kFloat16 || dt == kBFloat16) return std::nullopt;
     if (u->op == Ops::LOAD && u->src.size() == 3 && vec(u->src[2])) return std::nullopt;
-    auto aff = affine_in(u->src[1], lin_.vector_range.get());
+    auto aff = affine_in(u->src[1], lin_.vector_of.at(u.get()));
     if (!aff || aff->second != 1) return std::nullopt;
     return inline_index(aff->first);
   }
@@ -463,8 +463,8 @@ class CRenderer {
     return t;
   }
 
-  bool vec(const UOpPtr& u) const { return lin_.vectors.count(u.get()) != 0; }
-  int64_t lanes() const { return lin_.vector_range ? lin_.vector_range->src[0]->const_int() : 1; }
+  bool vec(const UOpPtr& u) const { return lin_.is_vector(u.get()); }
+  int64_t lanes() const { return lin_.lanes; }
   std::string acc_name(const UOpPtr& red) { return name(red) + (vec(red) ? "" : "v"); }
   std::string lanes_of(const std::string& v) {
     std::string out = "{";
