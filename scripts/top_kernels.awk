@@ -3,7 +3,12 @@
 #     awk -v K=34 -v S=5 -f scripts/top_kernels.awk
 # K is the kernels per step (the benchmark prints it), S the last steps to average over. A kernel is
 # identified by its position in the step, since two kernels can share a name.
-/^\*\*\* CPU/ { n++; name[n] = $4; us[n] = $7; gflops[n] = $9 }
+# The name runs from field 4 to "global" (it may end with the kernel's optimizations, "[V1:16 U0:4]").
+/^\*\*\* CPU/ {
+  n++; name[n] = $4
+  for (f = 5; f <= NF && $f != "global"; f++) name[n] = name[n] " " $f
+  for (f = 5; f <= NF; f++) { if ($f == "us") us[n] = $(f - 1); if ($f == "GFLOP/s") gflops[n] = $(f - 1) }
+}
 END {
   if (n < K * S) { print "top_kernels.awk: fewer than K * S kernel lines" > "/dev/stderr"; exit 1 }
   start = n - K * S
@@ -15,7 +20,7 @@ END {
   # slowest first (K is small: a selection sort)
   for (i = 1; i <= K; i++) order[i] = i
   for (i = 1; i <= K; i++) for (j = i + 1; j <= K; j++) if (ms[order[j]] > ms[order[i]]) { x = order[i]; order[i] = order[j]; order[j] = x }
-  printf "%-28s %10s %6s %9s\n", "kernel", "ms/step", "share", "GFLOP/s"
-  for (r = 1; r <= K; r++) { i = order[r]; printf "%-28s %10.2f %5.1f%% %9.1f\n", kernel[i], ms[i], 100 * ms[i] / total, gf[i] }
-  printf "%-28s %10.2f\n", "all " K " kernels", total
+  printf "%-46s %10s %6s %9s\n", "kernel", "ms/step", "share", "GFLOP/s"
+  for (r = 1; r <= K; r++) { i = order[r]; printf "%-46s %10.2f %5.1f%% %9.1f\n", kernel[i], ms[i], 100 * ms[i] / total, gf[i] }
+  printf "%-46s %10.2f\n", "all " K " kernels", total
 }
