@@ -49,7 +49,13 @@ fixtures:
 lines:
 	@bash scripts/lines.sh
 
-bench: build
+# The peers of the benchmarks: OpenBLAS for bench_sgemm (linked when CMake finds it) and PyTorch,
+# which bench_conv runs with Debian's python3. Installed before configuring, so CMake finds OpenBLAS.
+BENCH_PACKAGES = libopenblas-dev python3-torch
+
+bench:
+	@bash scripts/install-deps.sh $(BENCH_PACKAGES)
+	@$(MAKE) --no-print-directory build
 	@set -e; found=0; for b in $(BUILD)/bench_*; do \
 	  if [ -f "$$b" ] && [ -x "$$b" ]; then found=1; echo "== $$b"; "$$b"; fi; \
 	done; [ $$found = 1 ] || echo "no bench programs (bench/*.cpp)"

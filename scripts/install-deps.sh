@@ -4,7 +4,8 @@
 set -euo pipefail
 
 # The build and the tests need only these; the fixtures the tests read are committed. Extra packages
-# can be named on the command line (`make fixtures` adds python3-torch and python3-numpy).
+# can be named on the command line (`make fixtures` adds python3-torch and python3-numpy, `make bench`
+# libopenblas-dev and python3-torch).
 packages=(build-essential cmake libgtest-dev zlib1g-dev "$@")
 
 if ! command -v dpkg >/dev/null; then

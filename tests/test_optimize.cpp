@@ -216,6 +216,7 @@ TEST(Beam, ChoiceMatchesDefaultAndIsCachedForTheNextProcess) {
     entries += e.path().filename().string().rfind("beam-", 0) == 0;
   EXPECT_EQ(entries, 1);
   EXPECT_EQ(child("Beam.ChildReuses"), 0) << "see " << dir << "/Beam.ChildReuses.log";
+  EXPECT_EQ(child("Beam.ChildSetBeam"), 0) << "see " << dir << "/Beam.ChildSetBeam.log";
   if (!HasFailure()) std::filesystem::remove_all(dir);
   unsetenv("LAZYGRAD_CACHE");
 }
@@ -243,4 +244,24 @@ TEST(Beam, ChildReuses) {
   x.realize();
   EXPECT_EQ(GlobalCounters::beam_searches, 0);  // the first process's choice, from the disk
   EXPECT_EQ(GlobalCounters::compile_count, 0);  // and its kernel, compiled by the first process
+}
+
+// set_beam and set_threads in a running process: a kernel already compiled with the defaults is
+// searched again, once per thread count, as the disk cache keys BEAM's choice (bench/sgemm does this).
+TEST(Beam, ChildSetBeam) {
+  if (settings().beam == 0) GTEST_SKIP() << "run by Beam.ChoiceMatchesDefaultAndIsCachedForTheNextProcess";
+  int threads = settings().threads;
+  auto product = [] { return input({40, 24}).matmul(input({24, 48}, 1)); };  // a shape no other test uses
+  set_beam(0);
+  product().realize();
+  GlobalCounters::reset();
+  set_beam(2);
+  product().realize();
+  EXPECT_EQ(GlobalCounters::beam_searches, 1);
+  product().realize();
+  EXPECT_EQ(GlobalCounters::beam_searches, 1);
+  set_threads(threads + 1);
+  product().realize();
+  EXPECT_EQ(GlobalCounters::beam_searches, 2);
+  set_threads(threads);
 }

@@ -25,9 +25,10 @@ namespace lazygrad {
 
 namespace {
 
-// Kernels seen in this process, by their lowered graph (equal graphs are one node) and whether
-// they were optimized (NOOPT can change at run time).
-using CacheKey = std::pair<const UOp*, bool>;
+// Kernels seen in this process, by their lowered graph (equal graphs are one node), whether they
+// were optimized, and for BEAM its width and the thread count, as its disk cache is keyed (NOOPT,
+// BEAM and THREADS can change at run time).
+using CacheKey = std::tuple<const UOp*, bool, int, int>;
 std::map<CacheKey, std::shared_ptr<Compiled>>& compiled_cache() {
   static std::map<CacheKey, std::shared_ptr<Compiled>> cache;
   return cache;
@@ -38,11 +39,13 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
   std::vector<std::shared_ptr<Compiled>> out(kernels.size()), todo;
   std::unordered_map<const UOp*, std::shared_ptr<Compiled>> fresh;
   bool noopt = settings().noopt;
+  int beam = noopt ? 0 : settings().beam, beam_threads = beam > 0 ? settings().threads : 0;
   for (size_t i = 0; i < kernels.size(); i++) {
     const Kernel& k = kernels[i];
     {
       std::lock_guard<std::mutex> lock(cache_mu);
-      if (auto it = compiled_cache().find({k.sink.get(), noopt}); it != compiled_cache().end()) {
+      if (auto it = compiled_cache().find({k.sink.get(), noopt, beam, beam_threads});
+          it != compiled_cache().end()) {
         out[i] = it->second;
         continue;
       }
@@ -51,15 +54,13 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
       out[i] = it->second;
       continue;
     }
-    std::vector<Opt> opts = noopt                 ? std::vector<Opt>{}
-                            : settings().beam > 0 ? beam_opts(k, settings().beam)
-                                                  : default_opts(k);
+    std::vector<Opt> opts = noopt ? std::vector<Opt>{} : beam > 0 ? beam_opts(k, beam) : default_opts(k);
     fresh[k.sink.get()] = out[i] = render_kernel(k, opts);
     todo.push_back(out[i]);
   }
   compile_programs(todo);
   std::lock_guard<std::mutex> lock(cache_mu);
-  for (auto& [k, c] : fresh) compiled_cache()[{k, noopt}] = c;
+  for (auto& [k, c] : fresh) compiled_cache()[{k, noopt, beam, beam_threads}] = c;
   return out;
 }
 
