@@ -188,6 +188,7 @@ TEST(Optimize, BadOptsAreErrors) {
   EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Unroll, 0, 2}}), Error);  // axis 0 is an output
   EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Vector, 0, 4}, {AxisKind::Vector, 1, 2}}), Error);
   EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Upcast, 7, 2}}), Error);
+  EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Global, 1, 0}}), Error);  // not an output axis
   // Axes of size 1 have no number: here axis 0 is the 12 and axis 1 the reduction.
   Kernel k1 = only_kernel(input({1, 12, 10}).sum(2));
   EXPECT_NO_THROW(apply_opts(k1, std::vector<Opt>{{AxisKind::Upcast, 0, 4}, {AxisKind::Unroll, 1, 5}}));

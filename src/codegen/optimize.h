@@ -16,7 +16,8 @@ namespace lazygrad {
 // in registers), Unroll (reduction axis: one copy per value, combined before the accumulator), Vector
 // (either: the lanes of a vector type; all of one width, and no value along two), Loop (output axis:
 // a loop inside the kernel, so that what does not depend on it is computed once outside it). Pieces
-// split later sit outside earlier ones.
+// split later sit outside earlier ones. {Global, axis, 0} orders the loops instead: that output
+// axis becomes the outermost of the global loop.
 struct Opt {
   AxisKind kind;
   int axis;

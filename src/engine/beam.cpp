@@ -71,12 +71,13 @@ std::vector<std::vector<Opt>> extensions(const Kernel& k, const std::vector<Opt>
       for (int64_t w : {16, 8, 4}) moves.push_back({AxisKind::Vector, static_cast<int>(a), w});
     for (int64_t u : {2, 3, 4, 8})
       moves.push_back({output ? AxisKind::Upcast : AxisKind::Unroll, static_cast<int>(a), u});
+    if (output && a > 0) moves.push_back({AxisKind::Global, static_cast<int>(a), 0});  // loop order
     for (const Opt& m : moves) {
       std::vector<Opt> next = opts;
       next.push_back(m);
       int64_t expansion = 1;
       for (const Opt& o : next)
-        if (o.kind != AxisKind::Vector) expansion *= o.amount;
+        if (o.kind == AxisKind::Upcast || o.kind == AxisKind::Unroll) expansion *= o.amount;
       if (expansion > kMaxExpansion) continue;
       try {
         apply_opts(k, next);
