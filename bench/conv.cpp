@@ -38,6 +38,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
+
 #ifndef LAZYGRAD_SOURCE_DIR
 #define LAZYGRAD_SOURCE_DIR "."
 #endif
@@ -46,10 +48,6 @@ using lazygrad::GlobalCounters;
 using lazygrad::Tensor;
 
 namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 struct Case {
   std::string name;
@@ -93,28 +91,9 @@ const std::vector<Case> kCases = {
 }
 
 int64_t parse_int(const char* argv0, const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || end == text.c_str() || *end != '\0' || v <= 0)
-    usage(argv0, flag + " needs a positive integer, got '" + text + "'");
-  return v;
-}
-
-// Runs fn with DEBUG=2 and returns the kernel lines it logged (debug_log writes to std::cerr).
-std::vector<std::string> debug2_kernel_lines(const std::function<void()>& fn) {
-  std::ostringstream captured;
-  std::streambuf* old = std::cerr.rdbuf(captured.rdbuf());
-  int debug = lazygrad::settings().debug;
-  lazygrad::set_debug(2);
-  fn();
-  lazygrad::set_debug(debug);
-  std::cerr.rdbuf(old);
-  std::vector<std::string> out;
-  std::istringstream in(captured.str());
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("*** ", 0) == 0) out.push_back(line);
-  return out;
+  auto v = bench::positive_int(text);
+  if (!v) usage(argv0, flag + " needs a positive integer, got '" + text + "'");
+  return *v;
 }
 
 struct Pass {
@@ -129,15 +108,15 @@ struct Pass {
 Pass measure(const std::function<void()>& run, int reps) {
   Pass p;
   int64_t c0 = GlobalCounters::compile_count;
-  double t0 = now_s();
-  p.kernel_lines = debug2_kernel_lines(run);
-  p.first_s = now_s() - t0;
+  double t0 = bench::now_s();
+  p.kernel_lines = bench::debug2_lines(run);
+  p.first_s = bench::now_s() - t0;
   p.compiled = GlobalCounters::compile_count - c0;
   for (int i = 0; i < reps; i++) {
     int64_t k0 = GlobalCounters::kernel_count;
-    double t = now_s();
+    double t = bench::now_s();
     run();
-    p.best_s = std::min(p.best_s, now_s() - t);
+    p.best_s = std::min(p.best_s, bench::now_s() - t);
     p.kernels = GlobalCounters::kernel_count - k0;
   }
   return p;
@@ -199,18 +178,12 @@ struct TorchResult {
   double fwd_s = 0, bwd_s = 0, first_s = 0;
 };
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
-
 TorchResult run_torch(const Case& c, int threads, int reps) {
   TorchResult r;
   const std::string t = std::to_string(threads);
   std::string cmd = "OPENBLAS_CORETYPE=SKYLAKEX OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=" + t +
                     " OPENBLAS_NUM_THREADS=" + t + " /usr/bin/python3 " +
-                    shell_quote(std::string(LAZYGRAD_SOURCE_DIR) + "/scripts/bench_conv_torch.py") +
+                    bench::shell_quote(std::string(LAZYGRAD_SOURCE_DIR) + "/scripts/bench_conv_torch.py") +
                     " --threads " + t + " --reps " + std::to_string(reps) + " " + c.spec();
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) {
@@ -294,7 +267,7 @@ int main(int argc, char** argv) {
     for (const Case& c : kCases) cases.push_back(&c);
   lazygrad::set_threads(threads);
 
-  double t_start = now_s();
+  double t_start = bench::now_s();
   std::printf("bench_conv: conv2d float32, no bias, stride 1; %d threads, best of %d\n", threads, reps);
   std::printf("kernels: %s %s\n", lazygrad::settings().cc.c_str(), lazygrad::settings().cflags.c_str());
   std::fflush(stdout);
@@ -349,7 +322,7 @@ int main(int argc, char** argv) {
                 r.bwd.best_s * 1e3);
     if (r.torch.ok)
       std::printf("; PyTorch fwd %.1f ms, bwd %.1f ms", r.torch.fwd_s * 1e3, r.torch.bwd_s * 1e3);
-    std::printf(" (%.1f s so far)\n", now_s() - t_start);
+    std::printf(" (%.1f s so far)\n", bench::now_s() - t_start);
     std::fflush(stdout);
     results.push_back(std::move(r));
   }
@@ -402,6 +375,6 @@ int main(int argc, char** argv) {
     for (const std::string& k : r.bwd.kernel_lines) std::printf("    bwd %s\n", k.c_str());
     if (!r.torch.path.empty()) std::printf("    PyTorch: %s\n", r.torch.path.c_str());
   }
-  std::printf("\ntotal run %.1f s\n", now_s() - t_start);
+  std::printf("\ntotal run %.1f s\n", bench::now_s() - t_start);
   return 0;
 }

@@ -42,6 +42,8 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
+
 #ifdef LAZYGRAD_HAVE_OPENBLAS
 #include <cblas.h>
 #endif
@@ -50,10 +52,6 @@ using lazygrad::GlobalCounters;
 using lazygrad::Tensor;
 
 namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 [[noreturn]] void usage(const char* argv0, const std::string& error) {
   if (!error.empty()) std::fprintf(stderr, "error: %s\n", error.c_str());
@@ -69,12 +67,9 @@ double now_s() {
 }
 
 int64_t parse_int(const char* argv0, const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || end == text.c_str() || *end != '\0' || v <= 0)
-    usage(argv0, flag + " needs a positive integer, got '" + text + "'");
-  return v;
+  auto v = bench::positive_int(text);
+  if (!v) usage(argv0, flag + " needs a positive integer, got '" + text + "'");
+  return *v;
 }
 
 std::vector<int64_t> parse_list(const char* argv0, const std::string& flag, const std::string& text) {
@@ -133,22 +128,6 @@ double peak_gflops(const Cpu& c, int threads) { return c.lanes * 2.0 * 2.0 * c.m
 
 // ---- lazygrad ----------------------------------------------------------------------------------
 
-// Runs fn with DEBUG=2 and returns the lines it logged that start with `prefix`.
-std::vector<std::string> debug2_lines(const std::function<void()>& fn, const std::string& prefix) {
-  std::ostringstream captured;
-  std::streambuf* old = std::cerr.rdbuf(captured.rdbuf());  // debug_log writes to std::cerr
-  int debug = lazygrad::settings().debug;
-  lazygrad::set_debug(2);
-  fn();
-  lazygrad::set_debug(debug);
-  std::cerr.rdbuf(old);
-  std::vector<std::string> out;
-  std::istringstream in(captured.str());
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(prefix, 0) == 0) out.push_back(line);
-  return out;
-}
-
 struct LgResult {
   double first_s = 0;        // wall time of the first call: search (BEAM), compile or load, run
   int64_t searches = 0;      // BEAM searches the first call ran (0: answered by the kernel cache)
@@ -162,25 +141,25 @@ LgResult measure_lazygrad(const Tensor& a, const Tensor& b, int reps) {
   LgResult r;
   int64_t s0 = GlobalCounters::beam_searches, c0 = GlobalCounters::compile_count;
   Tensor first = a.matmul(b);
-  double t0 = now_s();
-  r.searches_log = debug2_lines([&] { first.realize(); }, "beam: ");
-  r.first_s = now_s() - t0;
+  double t0 = bench::now_s();
+  r.searches_log = bench::debug2_lines([&] { first.realize(); }, "beam: ");
+  r.first_s = bench::now_s() - t0;
   r.searches = GlobalCounters::beam_searches - s0;
   r.compiled = GlobalCounters::compile_count - c0;
   r.value = first.to_vector<float>();
   r.best_s = std::numeric_limits<double>::infinity();
   for (int i = 0; i < reps; i++) {
-    double t = now_s();
+    double t = bench::now_s();
     Tensor c = a.matmul(b);
     c.realize();
-    r.best_s = std::min(r.best_s, now_s() - t);
+    r.best_s = std::min(r.best_s, bench::now_s() - t);
   }
   return r;
 }
 
 // The DEBUG=2 line of each kernel one more a.matmul(b) runs: its name, opts and time.
 std::vector<std::string> kernel_lines(const Tensor& a, const Tensor& b) {
-  return debug2_lines([&] { a.matmul(b).realize(); }, "*** ");
+  return bench::debug2_lines([&] { a.matmul(b).realize(); }, "*** ");
 }
 
 [[maybe_unused]] double max_rel_error(const std::vector<float>& got, const std::vector<float>& want) {
@@ -259,7 +238,7 @@ int main(int argc, char** argv) {
   }
 
   const Cpu cpu = read_cpu();
-  double t_start = now_s();
+  double t_start = bench::now_s();
   std::printf("bench_sgemm: float32 C = A @ B, square N, best of %d (of %d for N >= 2048)\n", reps,
               std::max(1, reps / 3));
   std::printf("cpu: %s, %u logical CPUs, %s (%d float32 lanes), %.0f MHz (%s)\n", cpu.model.c_str(),
@@ -309,11 +288,11 @@ int main(int argc, char** argv) {
 #ifdef LAZYGRAD_HAVE_OPENBLAS
       want.assign(static_cast<size_t>(n * n), 0.0f);
       auto sgemm = [&] {
-        double t = now_s();
+        double t = bench::now_s();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
                     static_cast<int>(n), 1.0f, va.data(), static_cast<int>(n), vb.data(), static_cast<int>(n),
                     0.0f, want.data(), static_cast<int>(n));
-        return now_s() - t;
+        return bench::now_s() - t;
       };
       sgemm();  // warm-up: OpenBLAS's buffers and threads
       row.blas_s = std::numeric_limits<double>::infinity();
@@ -333,7 +312,7 @@ int main(int argc, char** argv) {
                   row.lg.best_s * 1e3);
       if (row.beam_ran) std::printf(", BEAM %.2f ms", row.beam.best_s * 1e3);
       if (row.blas_s > 0) std::printf(", OpenBLAS %.2f ms", row.blas_s * 1e3);
-      std::printf(" (%.1f s so far)\n", now_s() - t_start);
+      std::printf(" (%.1f s so far)\n", bench::now_s() - t_start);
       std::fflush(stdout);
       rows.push_back(std::move(row));
       if (std::max(rows.back().err_default, rows.back().err_beam) > 1e-3) {
@@ -389,6 +368,6 @@ int main(int argc, char** argv) {
     for (const std::string& k : row.beam_kernels)
       std::printf("  N=%-5lld T=%d BEAM     %s\n", static_cast<long long>(row.n), row.threads, k.c_str());
   }
-  std::printf("\ntotal run %.1f s\n", now_s() - t_start);
+  std::printf("\ntotal run %.1f s\n", bench::now_s() - t_start);
   return 0;
 }

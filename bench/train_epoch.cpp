@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "../apps/train_step.h"
+#include "bench_util.h"
 
 using lazygrad::GlobalCounters;
 using lazygrad::Tensor;
@@ -243,12 +244,6 @@ Run run_lazygrad(const std::string& model_name, const data::FashionMnist& ds, co
 
 // ---- PyTorch ------------------------------------------------------------------------------------------
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 // The committed script, found from this source file's place in the tree (CMake compiles it by its
 // absolute path), else next to the build folder.
 std::string torch_script() {
@@ -280,7 +275,7 @@ std::string torch_env(int threads) {
                     " OMP_WAIT_POLICY=PASSIVE OPENBLAS_CORETYPE=SKYLAKEX";
   if (std::string dir = openblas_dir(); !dir.empty()) {
     const char* old = std::getenv("LD_LIBRARY_PATH");
-    env += " LD_LIBRARY_PATH=" + shell_quote(dir + (old && *old ? ":" + std::string(old) : ""));
+    env += " LD_LIBRARY_PATH=" + bench::shell_quote(dir + (old && *old ? ":" + std::string(old) : ""));
   }
   return env;
 }
@@ -314,9 +309,9 @@ Run run_torch(const std::string& model_name, const Config& cfg, int threads, int
   }
   std::string script = torch_script();
   std::string cmd =
-      "env " + torch_env(threads) + " " + kPython + " " + shell_quote(script) + " --model " + model_name +
-      " --threads " + std::to_string(threads) + " --warmup " + std::to_string(cfg.warmup) + " --seed " +
-      std::to_string(cfg.seed) + " --data " + shell_quote(cfg.data_dir) +
+      "env " + torch_env(threads) + " " + kPython + " " + bench::shell_quote(script) + " --model " +
+      model_name + " --threads " + std::to_string(threads) + " --warmup " + std::to_string(cfg.warmup) +
+      " --seed " + std::to_string(cfg.seed) + " --data " + bench::shell_quote(cfg.data_dir) +
       (cfg.epochs > 0 ? " --epochs " + std::to_string(cfg.epochs) : " --steps " + std::to_string(steps));
   std::fflush(stdout);
   r.load_before = load_average();
