@@ -61,6 +61,26 @@ TEST(Fusion, SoftmaxIsAtMostThreeKernels) {
   EXPECT_LE(kernels_to_realize(x.log_softmax(1)), 3);
 }
 
+// An elementwise value that a matrix product would recompute for every output column (uint8 pixels
+// scaled to [0, 1], a division per element) is computed once into its own buffer; a cheap cast alone
+// stays fused (docs/optimizer.md, "The scheduler's part").
+TEST(Fusion, CostlyValueReadByAProductIsComputedOnce) {
+  std::vector<uint8_t> px(64 * 96);
+  for (size_t i = 0; i < px.size(); i++) px[i] = static_cast<uint8_t>((i * 37) % 256);
+  Tensor x = Tensor::from_vector(px, {64, 96}), w = input({96, 32}, 0.01f);
+  EXPECT_EQ(kernels_to_realize(x.to(kFloat32).div(255).matmul(w)), 2);
+  EXPECT_EQ(kernels_to_realize(x.to(kFloat32).matmul(w)), 1);
+  Tensor y = x.to(kFloat32).div(255).matmul(w);
+  auto yv = y.to_vector<float>(), wv = w.to_vector<float>();
+  for (int i = 0; i < 64; i += 7)
+    for (int j = 0; j < 32; j += 5) {
+      double acc = 0;
+      for (int k = 0; k < 96; k++)
+        acc += static_cast<double>(static_cast<float>(px[i * 96 + k]) / 255.0f) * wv[k * 32 + j];
+      EXPECT_NEAR(yv[i * 32 + j], acc, 1e-5);
+    }
+}
+
 // With enough rows, a row's max and sum are computed once per row inside the kernel that reads them
 // back (docs/optimizer.md): softmax and log_softmax are one kernel each, and give the same values.
 TEST(Fusion, SoftmaxOverManyRowsIsOneKernel) {
