@@ -167,6 +167,24 @@ TEST(Optimize, VectorExpMatchesLibm) {
   set_flush_denormals(true);
 }
 
+// A row sum fused into its reader (gathered, so it stays a scalar double accumulator) used by vector
+// lanes along the row: the generated C must convert it to the lanes' type (review finding).
+TEST(Optimize, ScalarSumOperandOfVectorOps) {
+  Tensor a = input({64, 16}), c = (input({16, 64}, 3) + 100.0f).realize();  // sums far from 0
+  auto s = [&] { return c.t().sum(1, true); };  // lazy each time: fused into the reader
+  std::vector<float> av = a.to_vector<float>(), sv = s().to_vector<float>();
+  std::vector<float> q = (a / s()).to_vector<float>(), m = (a * s()).to_vector<float>();
+  std::vector<bool> l;
+  for (bool b : (a < s()).to_vector<bool>()) l.push_back(b);
+  for (int i = 0; i < 64; i++)
+    for (int j = 0; j < 16; j++) {
+      EXPECT_FLOAT_EQ(q[i * 16 + j], av[i * 16 + j] / sv[i]);
+      EXPECT_FLOAT_EQ(m[i * 16 + j], av[i * 16 + j] * sv[i]);
+      EXPECT_EQ(l[i * 16 + j], av[i * 16 + j] < sv[i]);
+    }
+  expect_all_opts_agree(a / s());
+}
+
 TEST(Optimize, DefaultsTileAMatrixProduct) {
   Kernel k = only_kernel(input({64, 64}).matmul(input({64, 64}, 1)));
   std::vector<Opt> opts = default_opts(k);

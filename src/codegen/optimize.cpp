@@ -330,13 +330,29 @@ std::vector<Opt> nested_opts(const Kernel& k, const KernelAxes& ax, const std::v
 
 constexpr int64_t kLongReduction = 2048;
 
-std::vector<Opt> default_opts(const Kernel& k) {
-  KernelAxes ax = kernel_axes(k);
+namespace {
+// The output axes some reduction does not depend on (a row statistic the scheduler fused into its
+// reader): they must be loops inside the kernel, or the reduction would run once per element.
+std::vector<size_t> row_axes(const KernelAxes& ax) {
   std::vector<size_t> inner;
   for (size_t a = 0; a < ax.n_output; a++)
     if (std::any_of(ax.reduces.begin(), ax.reduces.end(),
                     [&](const UOpPtr& red) { return !depends_on(red, ax.ranges[a].get()); }))
       inner.push_back(a);
+  return inner;
+}
+}  // namespace
+
+std::vector<Opt> required_opts(const Kernel& k) {
+  KernelAxes ax = kernel_axes(k);
+  std::vector<Opt> opts;
+  for (size_t a : row_axes(ax)) opts.push_back({AxisKind::Loop, static_cast<int>(a), ax.sizes[a]});
+  return opts;
+}
+
+std::vector<Opt> default_opts(const Kernel& k) {
+  KernelAxes ax = kernel_axes(k);
+  std::vector<size_t> inner = row_axes(ax);
   if (!inner.empty()) return nested_opts(k, ax, inner);
   std::vector<UOpPtr> loads = all_of(k.sink, Ops::LOAD), stores = all_of(k.sink, Ops::STORE);
   std::vector<Opt> opts;

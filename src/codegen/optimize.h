@@ -37,6 +37,10 @@ struct KernelAxes {
 };
 KernelAxes kernel_axes(const Kernel& k);
 
+// What every kernel needs, optimized or not (NOOPT, BEAM's baseline): a row statistic fused into
+// its reader (docs/optimizer.md) gets the row as a Loop, so it is computed once per row.
+std::vector<Opt> required_opts(const Kernel& k);
+
 // Hand-written defaults: vector lanes along the axis most loads read contiguously, a register tile
 // over output axes that some input is broadcast along.
 std::vector<Opt> default_opts(const Kernel& k);

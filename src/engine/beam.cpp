@@ -152,7 +152,7 @@ std::vector<Opt> beam_opts(const Kernel& k, int width) {
     std::sort(out.begin(), out.end(), [](const Timed& a, const Timed& b) { return a.t < b.t; });
     return out;
   };
-  std::vector<Timed> beam = run_round({{}, default_opts(k)});
+  std::vector<Timed> beam = run_round({required_opts(k), default_opts(k)});
   Timed best = beam.at(0);
   size_t tried = beam.size();
   std::set<std::vector<std::pair<int, int64_t>>> seen;

@@ -54,7 +54,7 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
       out[i] = it->second;
       continue;
     }
-    std::vector<Opt> opts = noopt ? std::vector<Opt>{} : beam > 0 ? beam_opts(k, beam) : default_opts(k);
+    std::vector<Opt> opts = noopt ? required_opts(k) : beam > 0 ? beam_opts(k, beam) : default_opts(k);
     fresh[k.sink.get()] = out[i] = render_kernel(k, opts);
     todo.push_back(out[i]);
   }

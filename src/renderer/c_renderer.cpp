@@ -348,17 +348,14 @@ class CRenderer {
   std::string vector_expr(const UOpPtr& u) {
     auto plain = [](DType dt) { return dt != kBool && dt != kFloat16 && dt != kBFloat16; };
     // An operand: a scalar _Bool does not broadcast to a vector, an int8_t does.
-    auto op = [&](size_t i) {
-      const UOpPtr& x = u->src[i];
-      return !vec(x) && x->dtype == kBool ? "(int8_t)" + name(x) : name(x);
-    };
+    auto op = [&](size_t i) { return scalar_operand(u->src[i]); };
     switch (u->op) {
       case Ops::ADD:
         return op(0) + " + " + op(1);
       case Ops::MUL:
         if (u->src[0]->op == Ops::LOG2) return "";
         if (is_float(u->dtype) && u->src[1]->op == Ops::RECIPROCAL && plain(u->dtype))
-          return name(u->src[0]) + " / " + name(u->src[1]->src[0]);
+          return scalar_operand(u->src[0]) + " / " + scalar_operand(u->src[1]->src[0]);
         return op(0) + " * " + op(1);
       case Ops::RECIPROCAL:
         return plain(u->dtype) ? std::string(u->dtype == kFloat64 ? "1.0" : "1.0f") + " / " + name(u->src[0])
@@ -440,6 +437,17 @@ class CRenderer {
     return fn;
   }
 
+  // An operand of a vector op: a vector as it is; a scalar in the lanes' element type, since a
+  // scalar broadcasts only without narrowing (a _Bool as int8_t, a float sum's double accumulator
+  // as float).
+  std::string scalar_operand(const UOpPtr& x) {
+    if (vec(x)) return name(x);
+    if (x->dtype == kBool) return "(int8_t)" + name(x);
+    if (x->op == Ops::REDUCE && acc_type(x) != compute_type(x->dtype))
+      return "(" + compute_type(x->dtype) + ")" + name(x);
+    return name(x);
+  }
+
   // Lanes of a where m is -1, of b where m is 0 (bitwise, so any value passes through unchanged).
   std::string select(DType dt, const std::string& m, const std::string& a, const std::string& b) {
     std::string mt = mask_type(dt);
@@ -449,8 +457,7 @@ class CRenderer {
   // A vector of x's values: x itself, or a scalar repeated in every lane.
   std::string as_vector(const UOpPtr& x) {
     if (vec(x)) return name(x);
-    std::string v = x->dtype == kBool ? "(int8_t)" + name(x) : name(x);
-    return "((" + vtype(x->dtype) + ")" + lanes_of(v) + ")";
+    return "((" + vtype(x->dtype) + ")" + lanes_of(scalar_operand(x)) + ")";
   }
 
   // The signed integer vector type as wide as dt's vector type (for masks and bitwise selects).
