@@ -122,10 +122,12 @@ std::vector<UOpPtr> all_of(const UOpPtr& root, Ops op) {
 enum class Access { Broadcast, Contiguous, Gather };
 
 Access access_along(const UOpPtr& mem, const UOp* range) {
-  const UOpPtr& idx = mem->src[1];
-  if (mem->op == Ops::LOAD && mem->src.size() == 3 && depends_on(mem->src[2], range)) return Access::Gather;
-  auto aff = affine_in(idx, range);
+  auto aff = affine_in(mem->src[1], range);
   if (!aff) return Access::Gather;
+  // A validity that changes along the axis (a padded window) still loads contiguously inside the
+  // image, lane by lane only at its edges (the renderer checks all lanes first).
+  bool masked = mem->op == Ops::LOAD && mem->src.size() == 3 && depends_on(mem->src[2], range);
+  if (masked && aff->second == 0) return Access::Gather;
   return aff->second == 0 ? Access::Broadcast : aff->second == 1 ? Access::Contiguous : Access::Gather;
 }
 

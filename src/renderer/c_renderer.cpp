@@ -282,7 +282,18 @@ class CRenderer {
         std::string n = name(u), copy = "__builtin_memcpy(&" + n + ", " + name(u->src[0]) + " + (" + *base +
                                         "), sizeof(" + n + "));\n";
         if (u->src.size() == 2) return ind + vtype(u->dtype) + " " + n + ";\n" + ind + copy;
-        return ind + vtype(u->dtype) + " " + n + " = {0};\n" + ind + "if (" + name(u->src[2]) + ") " + copy;
+        if (!vec(u->src[2]))
+          return ind + vtype(u->dtype) + " " + n + " = {0};\n" + ind + "if (" + name(u->src[2]) + ") " + copy;
+        // Validity per lane (a padded window): one load where every lane is valid (inside the
+        // image), lane by lane at the edges, where a lane past the buffer must not be read.
+        std::string all, lanes;
+        for (int64_t l = 0; l < this->lanes(); l++) {
+          std::string i = std::to_string(l), v = name(u->src[2]) + "[" + i + "]";
+          all += (l ? " & " : "") + v;
+          lanes += (l ? ", " : "") + v + " ? " + name(u->src[0]) + "[(" + *base + ") + " + i + "] : 0";
+        }
+        return ind + vtype(u->dtype) + " " + n + ";\n" + ind + "if (" + all + ") " + copy + ind + "else " +
+               n + " = (" + vtype(u->dtype) + "){" + lanes + "};\n";
       }
     }
     if (std::string e = vector_expr(u); !e.empty())
@@ -324,12 +335,11 @@ class CRenderer {
            "));\n";
   }
 
-  // The scalar index of lane 0 when a LOAD or STORE touches consecutive elements, one per lane, and
-  // its validity is the same for all lanes (16-bit floats convert lane by lane instead).
+  // The scalar index of lane 0 when a LOAD or STORE touches consecutive elements, one per lane
+  // (16-bit floats convert lane by lane instead).
   std::optional<std::string> contiguous_base(const UOpPtr& u) {
     DType dt = u->op == Ops::LOAD ? u->dtype : u->src[2]->dtype;
     if (dt == kFloat16 || dt == kBFloat16) return std::nullopt;
-    if (u->op == Ops::LOAD && u->src.size() == 3 && vec(u->src[2])) return std::nullopt;
     auto aff = affine_in(u->src[1], lin_.vector_of.at(u.get()));
     if (!aff || aff->second != 1) return std::nullopt;
     return inline_index(aff->first);
