@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,12 +18,18 @@ inline double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// A positive decimal integer, or nullopt.
-inline std::optional<int64_t> positive_int(const std::string& text) {
+// The value of an integer flag, at least `min`; otherwise usage(argv0, why), which exits.
+template <class Usage>
+int64_t int_flag(Usage usage, const char* argv0, const std::string& flag, const std::string& text,
+                 int64_t min = 1) {
   char* end = nullptr;
   errno = 0;
   long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || end == text.c_str() || *end != '\0' || v <= 0) return std::nullopt;
+  if (errno != 0 || end == text.c_str() || *end != '\0' || v < min)
+    usage(argv0,
+          flag +
+              (min == 1 ? " needs a positive integer" : " needs a whole number >= " + std::to_string(min)) +
+              ", got '" + text + "'");
   return v;
 }
 

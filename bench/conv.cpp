@@ -90,12 +90,6 @@ const std::vector<Case> kCases = {
   std::exit(error.empty() ? 0 : 2);
 }
 
-int64_t parse_int(const char* argv0, const std::string& flag, const std::string& text) {
-  auto v = bench::positive_int(text);
-  if (!v) usage(argv0, flag + " needs a positive integer, got '" + text + "'");
-  return *v;
-}
-
 struct Pass {
   double first_s = 0;  // warm-up: build, compile or load, run
   int64_t compiled = 0;
@@ -249,9 +243,9 @@ int main(int argc, char** argv) {
       value = argv[++i];
     }
     if (arg == "--reps") {
-      reps = static_cast<int>(std::min<int64_t>(parse_int(argv[0], arg, value), 1000));
+      reps = static_cast<int>(std::min<int64_t>(bench::int_flag(usage, argv[0], arg, value), 1000));
     } else if (arg == "--threads") {
-      threads = static_cast<int>(std::min<int64_t>(parse_int(argv[0], arg, value), 1024));
+      threads = static_cast<int>(std::min<int64_t>(bench::int_flag(usage, argv[0], arg, value), 1024));
     } else if (arg == "--cases") {
       std::stringstream in(value);
       for (std::string name; std::getline(in, name, ',');) {

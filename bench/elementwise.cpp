@@ -36,16 +36,14 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
+
 using lazygrad::GlobalCounters;
 using lazygrad::Tensor;
 
 namespace {
 
 constexpr int64_t kRow = 1024;  // softmax row length
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 [[noreturn]] void usage(const char* argv0, const std::string& error) {
   if (!error.empty()) std::fprintf(stderr, "error: %s\n", error.c_str());
@@ -56,15 +54,6 @@ double now_s() {
                "  THREADS=T in the environment sets lazygrad's and the peer's thread count\n",
                argv0, static_cast<long long>(kRow));
   std::exit(error.empty() ? 0 : 2);
-}
-
-int64_t parse_int(const char* argv0, const std::string& flag, const char* text) {
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || v <= 0)
-    usage(argv0, flag + " needs a positive integer, got '" + text + "'");
-  return v;
 }
 
 // ---- the peer: plain C++ loops on `threads` std::threads ----------------------------------------
@@ -86,10 +75,10 @@ Array alloc_array(int64_t n) {
 double run_split(int threads, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
   std::vector<std::thread> workers;
   workers.reserve(threads);
-  double t0 = now_s();
+  double t0 = bench::now_s();
   for (int c = 0; c < threads; c++) workers.emplace_back(fn, n * c / threads, n * (c + 1) / threads);
   for (auto& w : workers) w.join();
-  return now_s() - t0;
+  return bench::now_s() - t0;
 }
 
 // Blocked so that GCC vectorizes at the project's -O2 (its cheap cost model skips the plain loop).
@@ -135,10 +124,10 @@ LgResult measure(const std::function<Tensor()>& build, int reps,
   {
     double c0 = GlobalCounters::compile_s;
     int64_t n0 = GlobalCounters::compile_count, h0 = GlobalCounters::cache_hits;
-    double t0 = now_s();
+    double t0 = bench::now_s();
     Tensor out = build();
     out.realize();
-    r.first_s = now_s() - t0;
+    r.first_s = bench::now_s() - t0;
     r.compile_s = GlobalCounters::compile_s - c0;
     r.compiled = GlobalCounters::compile_count - n0;
     r.cache_hits = GlobalCounters::cache_hits - h0;
@@ -148,10 +137,10 @@ LgResult measure(const std::function<Tensor()>& build, int reps,
   for (int i = 0; i < reps; i++) {
     int64_t k0 = GlobalCounters::kernel_count;
     double ks0 = GlobalCounters::time_sum_s;
-    double t0 = now_s();
+    double t0 = bench::now_s();
     Tensor out = build();
     out.realize();
-    double wall = now_s() - t0;
+    double wall = bench::now_s() - t0;
     int64_t kernels = GlobalCounters::kernel_count - k0;
     if (kernels == 0) {
       std::fprintf(stderr, "error: a repetition launched no kernel, so nothing was measured\n");
@@ -192,9 +181,9 @@ int main(int argc, char** argv) {
       value = argv[++i];
     }
     if (arg == "--n")
-      n = parse_int(argv[0], arg, value.c_str());
+      n = bench::int_flag(usage, argv[0], arg, value);
     else if (arg == "--reps")
-      reps = static_cast<int>(std::min<int64_t>(parse_int(argv[0], arg, value.c_str()), 1000));
+      reps = static_cast<int>(std::min<int64_t>(bench::int_flag(usage, argv[0], arg, value), 1000));
     else
       usage(argv[0], "unknown argument '" + std::string(argv[i]) + "'");
   }
@@ -205,7 +194,7 @@ int main(int argc, char** argv) {
   std::printf("bench_elementwise: N = %lld float32 (%.1f MiB per array), %d threads, best of %d\n",
               static_cast<long long>(n), mib, threads, reps);
   std::printf("kernels: %s %s\n", lazygrad::settings().cc.c_str(), lazygrad::settings().cflags.c_str());
-  double t_start = now_s();
+  double t_start = bench::now_s();
 
   // ---- the peer ----
   Array pa = alloc_array(n), pb = alloc_array(n), pc = alloc_array(n);
@@ -310,6 +299,6 @@ int main(int argc, char** argv) {
                 static_cast<long long>(row.r->cache_hits));
   std::printf("\nlazygrad add vs plain add: %.2f (warm output), %.2f (fresh output); total run %.1f s\n",
               gbs(12, r_add.wall_s) / gbs(12, add_s), gbs(12, r_add.wall_s) / gbs(12, add_fresh_s),
-              now_s() - t_start);
+              bench::now_s() - t_start);
   return 0;
 }

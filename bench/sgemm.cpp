@@ -66,17 +66,11 @@ namespace {
   std::exit(error.empty() ? 0 : 2);
 }
 
-int64_t parse_int(const char* argv0, const std::string& flag, const std::string& text) {
-  auto v = bench::positive_int(text);
-  if (!v) usage(argv0, flag + " needs a positive integer, got '" + text + "'");
-  return *v;
-}
-
 std::vector<int64_t> parse_list(const char* argv0, const std::string& flag, const std::string& text) {
   std::vector<int64_t> out;
   std::stringstream in(text);
   std::string item;
-  while (std::getline(in, item, ',')) out.push_back(parse_int(argv0, flag, item));
+  while (std::getline(in, item, ',')) out.push_back(bench::int_flag(usage, argv0, flag, item));
   if (out.empty()) usage(argv0, flag + " needs at least one value");
   return out;
 }
@@ -230,9 +224,9 @@ int main(int argc, char** argv) {
     else if (arg == "--threads")
       thread_counts = parse_list(argv[0], arg, value);
     else if (arg == "--reps")
-      reps = static_cast<int>(std::min<int64_t>(parse_int(argv[0], arg, value), 1000));
+      reps = static_cast<int>(std::min<int64_t>(bench::int_flag(usage, argv[0], arg, value), 1000));
     else if (arg == "--beam-max")
-      beam_max = parse_int(argv[0], arg, value);
+      beam_max = bench::int_flag(usage, argv[0], arg, value);
     else
       usage(argv[0], "unknown argument '" + std::string(argv[i]) + "'");
   }

@@ -55,10 +55,6 @@ double load_average() {
   return load;
 }
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 struct Config {
   std::vector<std::string> models = {"mlp", "cnn"};
   std::optional<int64_t> steps;  // unset: the model's default below
@@ -94,15 +90,6 @@ int64_t default_steps(const std::string& model) { return model == "cnn" ? 20 : 1
   std::exit(error.empty() ? 0 : 2);
 }
 
-int64_t parse_int(const char* argv0, const std::string& flag, const std::string& text, int64_t min) {
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || end == text.c_str() || *end != '\0' || v < min)
-    usage(argv0, flag + " needs a whole number >= " + std::to_string(min) + ", got '" + text + "'");
-  return v;
-}
-
 Config parse_args(int argc, char** argv) {
   Config cfg;
   for (int i = 1; i < argc; i++) {
@@ -128,15 +115,15 @@ Config parse_args(int argc, char** argv) {
       else
         usage(argv[0], "--model takes mlp, cnn or both, got '" + value + "'");
     } else if (arg == "--steps") {
-      cfg.steps = parse_int(argv[0], arg, value, 1);
+      cfg.steps = bench::int_flag(usage, argv[0], arg, value, 1);
     } else if (arg == "--epochs") {
-      cfg.epochs = parse_int(argv[0], arg, value, 1);
+      cfg.epochs = bench::int_flag(usage, argv[0], arg, value, 1);
     } else if (arg == "--warmup") {
-      cfg.warmup = parse_int(argv[0], arg, value, 3);
+      cfg.warmup = bench::int_flag(usage, argv[0], arg, value, 3);
     } else if (arg == "--threads") {
-      cfg.threads = static_cast<int>(parse_int(argv[0], arg, value, 1));
+      cfg.threads = static_cast<int>(bench::int_flag(usage, argv[0], arg, value, 1));
     } else if (arg == "--seed") {
-      cfg.seed = static_cast<uint64_t>(parse_int(argv[0], arg, value, 0));
+      cfg.seed = static_cast<uint64_t>(bench::int_flag(usage, argv[0], arg, value, 0));
     } else if (arg == "--data") {
       cfg.data_dir = value;
     } else {
@@ -206,9 +193,9 @@ Run run_lazygrad(const std::string& model_name, const data::FashionMnist& ds, co
   const int64_t n0 = GlobalCounters::compile_count, h0 = GlobalCounters::cache_hits;
   const double c0 = GlobalCounters::compile_s;
   for (int64_t i = 0; i < cfg.warmup; i++) {
-    double t0 = now_s();
+    double t0 = bench::now_s();
     one_step();
-    r.warmup_step_s.push_back(now_s() - t0);
+    r.warmup_step_s.push_back(bench::now_s() - t0);
     r.warmup_s += r.warmup_step_s.back();
   }
   r.warmup_steps = cfg.warmup;
@@ -222,16 +209,16 @@ Run run_lazygrad(const std::string& model_name, const data::FashionMnist& ds, co
   if (cfg.epochs > 0) {
     for (int64_t e = 0; e < cfg.epochs; e++) {
       batches.restart();  // each timed epoch is a whole new shuffle, as PyTorch's
-      double t0 = now_s();
+      double t0 = bench::now_s();
       for (int64_t i = 0; i < steps_per_epoch; i++) one_step();
-      r.epoch_s.push_back(now_s() - t0);
+      r.epoch_s.push_back(bench::now_s() - t0);
       r.timed_s += r.epoch_s.back();
     }
     r.steps = cfg.epochs * steps_per_epoch;
   } else {
-    double t0 = now_s();
+    double t0 = bench::now_s();
     for (int64_t i = 0; i < steps; i++) one_step();
-    r.timed_s = now_s() - t0;
+    r.timed_s = bench::now_s() - t0;
     r.steps = steps;
   }
   r.kernels_per_step = (GlobalCounters::kernel_count - k0) / r.steps;
@@ -423,7 +410,7 @@ int main(int argc, char** argv) {
   Config cfg = parse_args(argc, argv);
   if (cfg.threads > 0) lazygrad::set_threads(cfg.threads);
   const int threads = lazygrad::settings().threads;
-  const double t_start = now_s();
+  const double t_start = bench::now_s();
 
   data::FashionMnist ds;
   try {
@@ -523,7 +510,7 @@ int main(int argc, char** argv) {
                 cell(batch / lg, 11, 0).c_str(), cell(batch / pt, 11, 0).c_str(),
                 cell(lg / pt, 7, 1).c_str());
   }
-  std::printf("total run %.1f s\n", now_s() - t_start);
+  std::printf("total run %.1f s\n", bench::now_s() - t_start);
   if (!sane) {
     std::fprintf(stderr, "error: the lazygrad loss check failed (above)\n");
     return 1;

@@ -136,7 +136,8 @@ Access access_along(const UOpPtr& mem, const UOp* range) {
 std::string opts_str(std::span<const Opt> opts) {
   std::ostringstream os;
   for (size_t i = 0; i < opts.size(); i++)
-    os << (i ? " " : "") << "GOLUNV"[static_cast<int>(opts[i].kind)] << opts[i].axis << ":" << opts[i].amount;
+    os << (i ? " " : "") << kAxisLetters[static_cast<int>(opts[i].kind)] << opts[i].axis << ":"
+       << opts[i].amount;
   return os.str();
 }
 
@@ -365,17 +366,10 @@ std::vector<Opt> default_opts(const Kernel& k) {
   int64_t best_width = 0, best_score = 0;
   for (size_t a = 0; a < ax.ranges.size(); a++) {
     int64_t width = vector_width(ax.sizes[a]);
-    if (!width) continue;
-    int64_t score = 0;
-    for (const auto& m : loads) {
-      Access acc = access_along(m, ax.ranges[a].get());
-      score += acc == Access::Contiguous ? 2 : acc == Access::Gather ? -3 : 0;
-    }
-    for (const auto& s : stores) {  // a reduction's store runs once per many loads: it does not count
-      Access acc = access_along(s, ax.ranges[a].get());
-      if (!ax.reduce) score += acc == Access::Contiguous ? 2 : acc == Access::Gather ? -3 : 0;
-    }
-    if (a >= ax.n_output && ax.reduce && ax.reduce->as<ReduceArg>().op == Ops::MUL) continue;
+    if (!width || (a >= ax.n_output && ax.reduce && ax.reduce->as<ReduceArg>().op == Ops::MUL)) continue;
+    // A reduction's store runs once per many loads: it does not count.
+    int64_t score =
+        vector_score(loads, ax.ranges[a].get()) + (ax.reduce ? 0 : vector_score(stores, ax.ranges[a].get()));
     if (score > best_score ||
         (score == best_score && best >= 0 && static_cast<size_t>(best) >= ax.n_output)) {
       best = static_cast<int>(a);

@@ -106,7 +106,7 @@ std::optional<std::vector<Opt>> parse_opts(const std::string& text) {
   std::vector<Opt> out;
   std::istringstream in(text);
   std::string word;
-  const std::string kinds = "GOLUNV";
+  const std::string kinds = kAxisLetters;
   while (in >> word) {
     size_t colon = word.find(':');
     if (word.size() < 4 || kinds.find(word[0]) == std::string::npos || colon == std::string::npos)

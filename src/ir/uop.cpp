@@ -236,8 +236,7 @@ std::string UOp::str(int depth) const {
         else if constexpr (std::is_same_v<A, std::shared_ptr<VariableState>>)
           os << " var=" << a.get();
         else if constexpr (std::is_same_v<A, RangeArg>)
-          os << " id=" << a.id << " "
-             << "GOLUNV"[static_cast<int>(a.kind)];
+          os << " id=" << a.id << " " << kAxisLetters[static_cast<int>(a.kind)];
       },
       arg);
   os << "\n";

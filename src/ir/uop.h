@@ -33,6 +33,9 @@ struct ReduceArg {
 // split pieces off any axis: Upcast (output, unrolled into registers), Unroll (reduction, unrolled)
 // and Vector (the lanes of the compiler's vector types).
 enum class AxisKind : uint8_t { Global, Output, Loop, Upcast, Unroll, Vector };
+// One letter per kind, in enum order: how DEBUG output and opts strings ("V1:16 U0:4") name them.
+inline constexpr char kAxisLetters[] = "GOLUNV";
+
 struct RangeArg {
   int64_t id;
   AxisKind kind;

@@ -109,6 +109,33 @@ std::string int_helpers(const std::string& t, bool is_unsigned_type) {
   return os.str();
 }
 
+// The C operator of a binary op that is one operator in C, for scalars and vectors alike (else null).
+const char* infix(Ops op) {
+  switch (op) {
+    case Ops::ADD:
+      return " + ";
+    case Ops::MUL:
+      return " * ";
+    case Ops::AND:
+      return " & ";
+    case Ops::OR:
+      return " | ";
+    case Ops::XOR:
+      return " ^ ";
+    case Ops::CMPLT:
+      return " < ";
+    case Ops::CMPNE:
+      return " != ";
+    default:
+      return nullptr;
+  }
+}
+
+// Bytes of one lane of dt's vector: bools as bytes, 16-bit floats as the float they compute in.
+size_t lane_bytes(DType dt) {
+  return dt == kBool ? 1 : (dt == kFloat16 || dt == kBFloat16) ? 4 : itemsize(dt);
+}
+
 std::string literal(const UOp& c) {
   DType dt = c.dtype;
   if (is_float(dt)) {
@@ -361,7 +388,10 @@ class CRenderer {
     auto op = [&](size_t i) { return scalar_operand(u->src[i]); };
     switch (u->op) {
       case Ops::ADD:
-        return op(0) + " + " + op(1);
+      case Ops::AND:
+      case Ops::OR:
+      case Ops::XOR:
+        return op(0) + infix(u->op) + op(1);
       case Ops::MUL:
         if (u->src[0]->op == Ops::LOG2) return "";
         if (is_float(u->dtype) && u->src[1]->op == Ops::RECIPROCAL && plain(u->dtype))
@@ -370,17 +400,10 @@ class CRenderer {
       case Ops::RECIPROCAL:
         return plain(u->dtype) ? std::string(u->dtype == kFloat64 ? "1.0" : "1.0f") + " / " + name(u->src[0])
                                : "";
-      case Ops::AND:
-        return op(0) + " & " + op(1);
-      case Ops::OR:
-        return op(0) + " | " + op(1);
-      case Ops::XOR:
-        return op(0) + " ^ " + op(1);
       // Vector comparisons give -1/0 masks; bool vectors hold 0/1, as _Bool does.
       case Ops::CMPLT:
       case Ops::CMPNE:
-        return "__builtin_convertvector(" + op(0) + (u->op == Ops::CMPLT ? " < " : " != ") + op(1) + ", " +
-               vtype(kBool) + ") & 1";
+        return "__builtin_convertvector(" + op(0) + infix(u->op) + op(1) + ", " + vtype(kBool) + ") & 1";
       case Ops::WHERE: {
         if (!vec(u->src[0]))
           return name(u->src[0]) + " ? " + as_vector(u->src[1]) + " : " + as_vector(u->src[2]);
@@ -414,11 +437,8 @@ class CRenderer {
   // applied as two factors so that subnormal results round once and overflow gives inf.
   std::string vector_exp(bool natural) {
     std::string v = vtype(kFloat32), m = mask_type(kFloat32), w = std::to_string(lanes());
-    std::string i = "lg_int32x" + w, fn = std::string(natural ? "lg_vexp_" : "lg_vexp2_") + w;
+    std::string i = m, fn = std::string(natural ? "lg_vexp_" : "lg_vexp2_") + w;  // i: the int32 lanes
     if (has_helper(fn)) return fn;
-    if (!typedefs_.count(i))
-      typedefs_[i] =
-          "typedef int32_t " + i + " __attribute__((vector_size(" + std::to_string(4 * lanes()) + ")));\n";
     std::string sel = "lg_vsel_" + w;
     if (!has_helper(sel))
       helpers_.emplace_back(sel, "static inline " + v + " " + sel + "(" + m + " c, " + v + " a, " + v +
@@ -472,10 +492,14 @@ class CRenderer {
 
   // The signed integer vector type as wide as dt's vector type (for masks and bitwise selects).
   std::string mask_type(DType dt) {
-    size_t bytes = dt == kBool ? 1 : (dt == kFloat16 || dt == kBFloat16) ? 4 : itemsize(dt);
-    std::string t = "lg_mask" + std::to_string(bytes * 8) + "x" + std::to_string(lanes());
+    std::string bits = std::to_string(lane_bytes(dt) * 8);
+    return vector_type("lg_mask" + bits + "x" + std::to_string(lanes()), "int" + bits + "_t", lane_bytes(dt));
+  }
+
+  // Declares vector type t of this kernel's lanes of elem (bytes each), once.
+  std::string vector_type(const std::string& t, const std::string& elem, size_t bytes) {
     if (!typedefs_.count(t))
-      typedefs_[t] = "typedef int" + std::to_string(bytes * 8) + "_t " + t + " __attribute__((vector_size(" +
+      typedefs_[t] = "typedef " + elem + " " + t + " __attribute__((vector_size(" +
                      std::to_string(bytes * lanes()) + ")));\n";
     return t;
   }
@@ -498,17 +522,13 @@ class CRenderer {
   // The vector type of dt with this kernel's lanes (bools as 0/1 bytes), declared on first use.
   std::string vtype(DType dt) {
     std::string elem = dt == kBool ? "int8_t" : compute_type(dt);
-    size_t bytes = dt == kBool ? 1 : (dt == kFloat16 || dt == kBFloat16) ? 4 : itemsize(dt);
     std::string t = "lg_" +
                     std::string(elem == "int8_t"   ? "int8"
                                 : elem == "float"  ? "float"
                                 : elem == "double" ? "double"
                                                    : elem.substr(0, elem.size() - 2)) +
                     "x" + std::to_string(lanes());
-    if (!typedefs_.count(t))
-      typedefs_[t] = "typedef " + elem + " " + t + " __attribute__((vector_size(" +
-                     std::to_string(bytes * lanes()) + ")));\n";
-    return t;
+    return vector_type(t, elem, lane_bytes(dt));
   }
 
   // float32 sums accumulate in double: a long float32 running sum loses digits PyTorch's pairwise
@@ -591,8 +611,6 @@ class CRenderer {
         if (to == kBFloat16) return "lg_bf2f(lg_f2bf(" + v + "))";
         return v;
       }
-      case Ops::ADD:
-        return s(0) + " + " + s(1);
       case Ops::MUL:
         // log(x) reaches us as log2(x) * ln(2).
         if (u->src[0]->op == Ops::LOG2 && u->src[1]->is_const() &&
@@ -601,23 +619,20 @@ class CRenderer {
         // x * (1/y) is rendered as x / y: one rounding, as PyTorch's division.
         if (is_float(u->dtype) && u->src[1]->op == Ops::RECIPROCAL)
           return s(0) + " / " + ref(u->src[1]->src[0]);
-        return s(0) + " * " + s(1);
+        return s(0) + infix(Ops::MUL) + s(1);
       case Ops::MAX:
         return max_expr(u->dtype, s(0), s(1));
+      case Ops::ADD:
+      case Ops::AND:
+      case Ops::OR:
+      case Ops::XOR:
       case Ops::CMPLT:
-        return s(0) + " < " + s(1);
       case Ops::CMPNE:
-        return s(0) + " != " + s(1);
+        return s(0) + infix(u->op) + s(1);
       case Ops::IDIV:
         return divmod(u, "/", "idiv");
       case Ops::MOD:
         return divmod(u, "%", "mod");
-      case Ops::AND:
-        return s(0) + " & " + s(1);
-      case Ops::OR:
-        return s(0) + " | " + s(1);
-      case Ops::XOR:
-        return s(0) + " ^ " + s(1);
       // The left operand's type decides a shift's width: a bare literal would shift as a 32-bit int.
       case Ops::SHL:
         return "(" + compute_type(u->dtype) + ")" + s(0) + " << " + s(1);
