@@ -199,6 +199,30 @@ TEST(Optimize, DefaultsTileAMatrixProduct) {
   EXPECT_EQ(opt.global_size * tile * 16, 64 * 64);
 }
 
+// An output Loop around a reduction: what the reduction reads that the Loop does not move is copied
+// once into scratch (codegen/stage.h), and the answer stays the same.
+TEST(Optimize, LoopStagesWhatItRepeats) {
+  auto expect_staged = [](const Tensor& t, const std::vector<Opt>& opts, bool staged) {
+    Kernel k = only_kernel(t);
+    auto c = render_kernel(k, opts);
+    EXPECT_EQ(c->source.find("local0") != std::string::npos, staged) << k.name << " [" << opts_str(opts) << "]";
+    std::vector<double> want = run_with(k, {}), got = run_with(k, opts);
+    for (size_t i = 0; i < want.size(); i++)
+      ASSERT_NEAR(got[i], want[i], 1e-5 * (1 + std::abs(want[i]))) << k.name << " at " << i;
+  };
+  // Row tiles as a Loop: the panel of B each column tile reads (vector lanes, and scalar).
+  Tensor a = input({17, 33}), b = input({33, 40}, 1);
+  expect_staged(a.matmul(b), {{AxisKind::Vector, 1, 8}, {AxisKind::Loop, 0, 17}}, true);
+  expect_staged(a.matmul(b), {{AxisKind::Upcast, 1, 5}, {AxisKind::Loop, 0, 17}}, true);
+  // Output channels as a Loop: the padded input window is staged, zeros where it is padding.
+  Tensor x = input({2, 3, 9, 16}), w = input({8, 3, 3, 3}, 2);
+  expect_staged(x.conv2d(w, std::nullopt, 1, 1), {{AxisKind::Vector, 3, 16}, {AxisKind::Loop, 1, 8}}, true);
+  // Two trips do not pay for the copy; a row statistic is computed once anyway.
+  expect_staged(input({2, 33}).matmul(b), {{AxisKind::Loop, 0, 2}}, false);
+  Tensor rows = input({64, 32});
+  expect_staged(rows.softmax(1), required_opts(only_kernel(rows.softmax(1))), false);
+}
+
 TEST(Optimize, BadOptsAreErrors) {
   Kernel k = only_kernel(input({12, 10}).sum(1));
   EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Upcast, 0, 5}}), Error);  // 5 does not divide 12

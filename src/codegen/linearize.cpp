@@ -1,5 +1,7 @@
 #include "codegen/linearize.h"
 
+#include "codegen/stage.h"
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -38,7 +40,8 @@ class Linearizer {
     if (done_.count(u.get())) return;
     if (u->op == Ops::RANGE && !is_loop(u.get())) return;  // the global loop and the lanes: always there
     if (u->op == Ops::RANGE) throw Error("linearize: range used outside its reduction");
-    if (u->op == Ops::DEFINE_GLOBAL || u->op == Ops::DEFINE_VAR || u->op == Ops::CONST) {
+    if (u->op == Ops::DEFINE_GLOBAL || u->op == Ops::DEFINE_VAR || u->op == Ops::DEFINE_LOCAL ||
+        u->op == Ops::CONST) {
       done_.insert(u.get());
       return;  // parameters and literals need no step
     }
@@ -73,8 +76,9 @@ class Linearizer {
   }
   bool is_vector(const UOpPtr& u) { return vector_of(u) != nullptr; }
 
-  // The stores, inside the output loops (Loop ranges no reduction owns) they depend on.
-  void emit_stores(const std::vector<UOpPtr>& stores) {
+  // The stores, inside the output loops (Loop ranges no reduction owns) they depend on; before
+  // those loops open, the copies of staged loads into scratch (codegen/stage.h).
+  void emit_stores(const std::vector<UOpPtr>& stores, const std::vector<UOpPtr>& packs) {
     std::set<const UOp*> loop_set;
     for (const auto& s : stores) {
       const auto& r = ranges(s);
@@ -93,17 +97,17 @@ class Linearizer {
     int64_t trips = 1;
     for (const auto& l : loops) trips *= l->src[0]->const_int();
     std::set<const UOp*> own(loop_set);
+    // Hoist what needs no loop at all (a value inside a reduction's body waits for its loop).
     std::function<void(const UOpPtr&)> hoist = [&](const UOpPtr& u) {
       if (done_.count(u.get())) return;
-      const auto& r = ranges(u);
-      bool dependent = std::any_of(r.begin(), r.end(), [&](const UOp* x) { return own.count(x); });
-      if (!dependent && u->op != Ops::RANGE) {
+      if (ranges(u).empty() && u->op != Ops::RANGE) {
         emit(u, 0, 1);
         return;
       }
       for (const auto& s : u->src) hoist(s);
     };
     for (const auto& s : stores) hoist(s);
+    for (const auto& p : packs) emit_pack(p);
     for (size_t i = 0; i < loops.size(); i++) {
       out.insts.push_back({Step::Open, loops[i], static_cast<int>(i)});
       done_.insert(loops[i].get());
@@ -113,6 +117,36 @@ class Linearizer {
   }
 
  private:
+  // A staged load's copy into scratch: a loop nest over its own ranges, before the output loops.
+  void emit_pack(const UOpPtr& pack) {
+    std::vector<UOpPtr> loops;
+    std::function<void(const UOpPtr&)> find = [&](const UOpPtr& u) {
+      if (is_loop(u.get()) && std::find(loops.begin(), loops.end(), u) == loops.end()) loops.push_back(u);
+      for (const auto& s : u->src) find(s);
+    };
+    find(pack);
+    std::sort(loops.begin(), loops.end(),
+              [](const UOpPtr& a, const UOpPtr& b) { return a->as<RangeArg>().id < b->as<RangeArg>().id; });
+    int64_t trips = 1;
+    for (size_t i = 0; i < loops.size(); i++) {
+      out.insts.push_back({Step::Open, loops[i], static_cast<int>(i)});
+      done_.insert(loops[i].get());
+      trips *= loops[i]->src[0]->const_int();
+    }
+    size_t scope_start = out.insts.size();
+    emit(pack, static_cast<int>(loops.size()), trips);
+    for (size_t i = loops.size(); i-- > 0;) out.insts.push_back({Step::Close, loops[i], static_cast<int>(i)});
+    end_scope(scope_start, loops);
+  }
+
+  // Values computed inside loops that just closed go out of scope with them.
+  void end_scope(size_t scope_start, const std::vector<UOpPtr>& loops) {
+    for (size_t i = scope_start; i < out.insts.size(); i++)
+      if (out.insts[i].step == Step::Compute || out.insts[i].step == Step::AccInit)
+        done_.erase(out.insts[i].u.get());
+    for (const auto& l : loops) done_.erase(l.get());
+  }
+
   // The reduction loops a node depends on.
   const std::set<const UOp*>& ranges(const UOpPtr& u) {
     if (auto it = ranges_.find(u.get()); it != ranges_.end()) return it->second;
@@ -175,11 +209,7 @@ class Linearizer {
     }
     for (size_t i = loops.size(); i-- > 0;)
       out.insts.push_back({Step::Close, loops[i], depth + static_cast<int>(i)});
-    // Values computed inside the loops go out of scope with them.
-    for (size_t i = scope_start; i < out.insts.size(); i++)
-      if (out.insts[i].step == Step::Compute || out.insts[i].step == Step::AccInit)
-        done_.erase(out.insts[i].u.get());
-    for (const auto& l : loops) done_.erase(l.get());
+    end_scope(scope_start, loops);
     for (const auto& r : group) {
       if (is_vector(r->src[0]) && !is_vector(r)) out.insts.push_back({Step::AccFinish, r, depth});
       done_.insert(r.get());
@@ -196,9 +226,14 @@ class Linearizer {
 }  // namespace
 
 LinearKernel linearize(const Kernel& k) {
-  Linearizer L(k);
-  for (const auto& store : k.sink->src) L.vector_of(store);  // fills out.vector_of
-  L.emit_stores(k.sink->src);
+  Staged staged = stage_loads(k);
+  Kernel with_stages = k;
+  with_stages.sink = staged.sink;
+  Linearizer L(with_stages);
+  for (const auto& store : staged.sink->src) L.vector_of(store);  // fills out.vector_of
+  for (const auto& pack : staged.packs) L.vector_of(pack);
+  L.out.locals = staged.locals;
+  L.emit_stores(staged.sink->src, staged.packs);
   return L.out;
 }
 

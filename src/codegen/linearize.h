@@ -25,6 +25,7 @@ struct LinearKernel {
   std::vector<Inst> insts;
   int64_t flops_per_item = 0;  // ALU ops executed per global index
   int64_t lanes = 1;           // the width of the kernel's Vector ranges (all have one width)
+  std::vector<UOpPtr> locals;  // scratch arrays (DEFINE_LOCAL i), allocated per call of the kernel
   // Nodes whose value is a vector (one value per lane), with the Vector range they run along.
   std::unordered_map<const UOp*, const UOp*> vector_of;
   bool is_vector(const UOp* u) const { return vector_of.count(u) != 0; }

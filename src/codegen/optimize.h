@@ -5,6 +5,7 @@
 
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "codegen/kernel.h"
@@ -48,5 +49,8 @@ std::vector<Opt> default_opts(const Kernel& k);
 // The kernel with the opts applied and its output axes made one Global range (split across
 // threads) over what is left of them. Error on an opt that does not fit the kernel.
 Kernel apply_opts(const Kernel& k, std::span<const Opt> opts);
+
+// root with the nodes in `map` replaced (keys are the nodes replaced), rebuilt bottom-up.
+UOpPtr substitute(const UOpPtr& root, const std::unordered_map<const UOp*, UOpPtr>& map);
 
 }  // namespace lazygrad

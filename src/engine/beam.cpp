@@ -72,6 +72,11 @@ std::vector<std::vector<Opt>> extensions(const Kernel& k, const std::vector<Opt>
     for (int64_t u : {2, 3, 4, 8})
       moves.push_back({output ? AxisKind::Upcast : AxisKind::Unroll, static_cast<int>(a), u});
     if (output && a > 0) moves.push_back({AxisKind::Global, static_cast<int>(a), 0});  // loop order
+    // The whole rest of an output axis as a loop inside the kernel (what it does not move is staged).
+    int64_t rest = ax.sizes[a];
+    for (const Opt& o : opts)
+      if (o.axis == static_cast<int>(a) && o.kind != AxisKind::Global) rest /= o.amount;
+    if (output && rest > 1) moves.push_back({AxisKind::Loop, static_cast<int>(a), rest});
     for (const Opt& m : moves) {
       std::vector<Opt> next = opts;
       next.push_back(m);

@@ -138,7 +138,9 @@ double run_item(const ExecItem& item) {
                   dt > 0 ? bytes / dt * 1e-9 : 0.0);
     debug_log(2, line);
   }
-  // The kernel's error flag: bit 0 from an integer //, bit 1 from an integer %.
+  // The kernel's error flag: bit 0 from an integer //, bit 1 from an integer %, bit 2 when the
+  // scratch for its staged loads could not be allocated.
+  if (err & 4) throw Error("kernel " + item.name + ": out of memory for its scratch (staged loads)");
   if (err)
     throw Error(std::string(err & 1 ? "floor_divide (//)" : "remainder (%)") +
                 ": integer division by zero in kernel " + item.name);

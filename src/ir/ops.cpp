@@ -23,6 +23,7 @@ constexpr OpInfo kOps[] = {
     {"ASSIGN", OpKind::Buffer, 0},      {"DETACH", OpKind::Buffer, 0},
     {"DEFINE_GLOBAL", OpKind::Kernel, 0},
     {"DEFINE_VAR", OpKind::Kernel, 0},
+    {"DEFINE_LOCAL", OpKind::Kernel, 0},
     {"RANGE", OpKind::Kernel, 0},       {"LOAD", OpKind::Kernel, 0},
     {"STORE", OpKind::Kernel, 0},       {"REDUCE", OpKind::Kernel, 1},
     {"SINK", OpKind::Kernel, 0},

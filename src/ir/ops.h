@@ -30,6 +30,7 @@ enum class Ops : uint8_t {
   // Kernel level (after lowering).
   DEFINE_GLOBAL,  // kernel parameter; arg: index
   DEFINE_VAR,     // kernel scalar argument; arg: index
+  DEFINE_LOCAL,   // kernel scratch array (staged loads); arg: index; src[0]: its element count
   RANGE,          // loop variable 0 <= r < src[0]; arg: RangeArg {id, kind}
   LOAD,           // src: buffer, index[, valid]: 0 where not valid
   STORE,          // src: buffer, index, value

@@ -177,12 +177,24 @@ class CRenderer {
     for (size_t i = 0; i < k_.vars.size(); i++)
       kernel << "const " << compute_type(var_dtype(i)) << " var" << i << ", ";
     kernel << "int64_t gstart, int64_t gend) {\n  int err = 0;\n";
+    // Scratch for staged loads, per call (each thread calls with its own range); error bit 2 when
+    // it cannot be had.
+    std::string frees, missing;
+    for (const auto& l : lin_.locals) {
+      std::string n = name(l), t = storage_type(l->dtype);
+      kernel << "  " << t << "* restrict " << n << " = (" << t << "*)__builtin_malloc(" << l->src[0]->const_int()
+             << " * sizeof(" << t << "));\n";
+      frees += "__builtin_free(" + n + "); ";
+      missing += (missing.empty() ? "" : " || ") + ("!" + n);
+    }
+    if (!missing.empty()) kernel << "  if (" << missing << ") {\n    " << frees << "return 4;\n  }\n";
     if (lin_.lanes > 1) {
       kernel << "  const " << vtype(kInt64) << " lane = {";
       for (int64_t l = 0; l < lanes(); l++) kernel << (l ? ", " : "") << l;
       kernel << "};\n";
     }
-    kernel << "  for (int64_t g = gstart; g < gend; g++) {\n" << body.str() << "  }\n  return err;\n}\n\n";
+    kernel << "  for (int64_t g = gstart; g < gend; g++) {\n" << body.str() << "  }\n"
+           << (frees.empty() ? "" : "  " + frees + "\n") << "  return err;\n}\n\n";
     kernel << "int " << k_.name
            << "_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend) {\n"
            << "  return " << k_.name << "(";
@@ -237,6 +249,7 @@ class CRenderer {
     }
     if (u->op == Ops::DEFINE_GLOBAL) return "data" + std::to_string(u->as<int64_t>());
     if (u->op == Ops::DEFINE_VAR) return "var" + std::to_string(u->as<int64_t>());
+    if (u->op == Ops::DEFINE_LOCAL) return "local" + std::to_string(u->as<int64_t>());
     auto it = names_.find(u.get());
     if (it != names_.end()) return it->second;
     std::string n = (u->op == Ops::REDUCE ? "acc"

@@ -1,0 +1,29 @@
+// Staging (packing): a load inside a reduction that an enclosing output Loop does not move reads
+// the same values on every trip of that Loop. A matrix product whose row tiles are a Loop reads
+// the same panel of B for every row tile, and B's rows lie a power-of-two stride apart, so the
+// panel thrashes the cache's sets. Such a load is copied once, before the Loop, into kernel
+// scratch memory laid out in the order the reduction reads it; inside the Loop it reads the copy.
+// Views still never copy: the scratch lives only while the kernel runs.
+#pragma once
+
+#include <vector>
+
+#include "codegen/kernel.h"
+
+namespace lazygrad {
+
+// The largest scratch a kernel stages into, per thread: about a core's L2, where a staged panel
+// must stay to pay for its copy.
+inline constexpr int64_t kMaxStageBytes = 1 << 20;
+
+struct Staged {
+  UOpPtr sink;                // the kernel's stores, reading staged loads from scratch
+  std::vector<UOpPtr> packs;  // STOREs into scratch, each over its own copies of the load's ranges
+  std::vector<UOpPtr> locals;  // DEFINE_LOCAL i: scratch array i (dtype, src[0]: its element count)
+};
+
+// Nothing is staged when no output Loop encloses a reduction, when the Loop runs fewer than 4 trips
+// (the copy would not pay) or when the scratch would exceed kMaxStageBytes.
+Staged stage_loads(const Kernel& k);
+
+}  // namespace lazygrad
