@@ -19,6 +19,7 @@ bool is_loop(const UOp* u) { return u->op == Ops::RANGE && kind_of(u) == AxisKin
 class Linearizer {
  public:
   LinearKernel out;
+  std::unordered_map<const UOp*, std::vector<UOpPtr>> side_stores;  // see Staged
 
   explicit Linearizer(const Kernel& k) {
     std::unordered_set<const UOp*> seen;
@@ -203,6 +204,9 @@ class Linearizer {
     int inner_depth = depth + static_cast<int>(loops.size());
     size_t scope_start = out.insts.size();
     for (const auto& r : group) emit(r->src[0], inner_depth, inner);
+    for (const auto& r : group)
+      if (auto it = side_stores.find(r.get()); it != side_stores.end())
+        for (const auto& st : it->second) emit(st, inner_depth, inner);
     for (const auto& r : group) {
       out.insts.push_back({Step::AccUpdate, r, inner_depth});
       out.flops_per_item += inner * (is_vector(r->src[0]) ? lanes_ : 1);
@@ -226,13 +230,16 @@ class Linearizer {
 }  // namespace
 
 LinearKernel linearize(const Kernel& k) {
-  Staged staged = stage_loads(k);
+  Staged staged = stage(k);
   Kernel with_stages = k;
   with_stages.sink = staged.sink;
   Linearizer L(with_stages);
   for (const auto& store : staged.sink->src) L.vector_of(store);  // fills out.vector_of
   for (const auto& pack : staged.packs) L.vector_of(pack);
+  for (const auto& [red, stores] : staged.side_stores)
+    for (const auto& st : stores) L.vector_of(st);
   L.out.locals = staged.locals;
+  L.side_stores = staged.side_stores;
   L.emit_stores(staged.sink->src, staged.packs);
   return L.out;
 }

@@ -31,13 +31,99 @@ class Stager {
     for (const auto& l : loops)
       if (!owned.count(l.get())) {
         own_.insert(l.get());
+        own_ptr_[l.get()] = l;
         trips_ *= l->src[0]->const_int();
       }
   }
 
   Staged run() {
-    Staged out{k_.sink, {}, {}};
-    if (own_.empty() || trips_ < 4) return out;
+    Staged out{k_.sink, {}, {}, {}};
+    if (own_.empty()) return out;
+    stage_recomputed(out);
+    if (trips_ >= 4) stage_loads(out);  // fewer trips do not pay for the copy
+    return out;
+  }
+
+ private:
+  // Values a row statistic computes that the Loop after it computes again (the same node with the
+  // reduction's ranges renamed to the Loop's): stored inside the reduction, loaded inside the Loop.
+  void stage_recomputed(Staged& out) {
+    std::unordered_set<const UOp*> in_stores;
+    std::vector<UOpPtr> reduces, free_vectors;
+    std::unordered_set<const UOp*> owned;
+    std::function<void(const UOpPtr&)> walk = [&](const UOpPtr& u) {
+      if (!in_stores.insert(u.get()).second) return;
+      if (u->op == Ops::REDUCE) {
+        reduces.push_back(u);
+        for (size_t i = 1; i < u->src.size(); i++) owned.insert(u->src[i].get());
+      }
+      if (u->op == Ops::RANGE && u->as<RangeArg>().kind == AxisKind::Vector) free_vectors.push_back(u);
+      for (const auto& s : u->src) walk(s);
+    };
+    for (const auto& s : out.sink->src) walk(s);
+    std::erase_if(free_vectors, [&](const UOpPtr& v) { return owned.count(v.get()) != 0; });
+    std::unordered_map<const UOp*, UOpPtr> replace;
+    for (const auto& red : reduces) {
+      if (meets_own(ranges(red))) continue;  // not a row statistic: inside the Loop already
+      std::vector<UOpPtr> loop, lane;
+      for (size_t i = 1; i < red->src.size(); i++)
+        (is_loop(red->src[i].get()) ? loop : lane).push_back(red->src[i]);
+      if (loop.size() != 1 || lane.size() > 1) continue;
+      // Pair the reduction's loop (and lanes) with an output Loop (and free lanes) of the same size.
+      for (const UOp* o : own_) {
+        if (o->src[0]->const_int() != loop[0]->src[0]->const_int()) continue;
+        std::vector<UOpPtr> lane_pairs = lane.empty() ? std::vector<UOpPtr>{nullptr} : free_vectors;
+        bool found = false;
+        for (const auto& v : lane_pairs) {
+          if (v && v->src[0]->const_int() != lane[0]->src[0]->const_int()) continue;
+          UOpPtr o_ptr = own_ptr_.at(o);
+          std::unordered_map<const UOp*, UOpPtr> rename{{loop[0].get(), o_ptr}};
+          if (v) rename[lane[0].get()] = v;
+          auto index = [&](const UOpPtr& l, const UOpPtr& x) {
+            return x ? idx_add(idx_mul(l, x->src[0]->const_int()), x) : l;
+          };
+          std::unordered_set<const UOp*> seen;
+          std::function<void(const UOpPtr&)> find = [&](const UOpPtr& n) {
+            if (!seen.insert(n.get()).second || !is_alu(n->op) || !transcendental(n)) return;
+            if (!depends_on(n, loop[0].get()) || (!lane.empty() && !depends_on(n, lane[0].get()))) return;
+            UOpPtr again = plain(n->dtype) ? substitute(n, rename) : nullptr;
+            int64_t elements = loop[0]->src[0]->const_int() * (v ? v->src[0]->const_int() : 1);
+            if (again && in_stores.count(again.get()) && !replace.count(again.get()) &&
+                elements * itemsize(n->dtype) <= kMaxStageBytes) {
+              UOpPtr local = new_local(out, n->dtype, elements);
+              out.side_stores[red.get()].push_back(
+                  make_uop(Ops::STORE, n->dtype, {local, index(loop[0], lane.empty() ? nullptr : lane[0]), n}));
+              replace[again.get()] = make_uop(Ops::LOAD, n->dtype, {local, index(o_ptr, v)});
+              found = true;
+              return;
+            }
+            for (const auto& s : n->src) find(s);
+          };
+          find(red->src[0]);
+          if (found) break;
+        }
+      }
+    }
+    if (!replace.empty()) out.sink = substitute(out.sink, replace);
+  }
+
+  static bool plain(DType dt) { return dt == kFloat32 || dt == kFloat64 || dt == kInt32 || dt == kInt64; }
+
+  bool transcendental(const UOpPtr& n) {
+    if (auto it = transcendental_.find(n.get()); it != transcendental_.end()) return it->second;
+    bool t = n->op == Ops::EXP2 || n->op == Ops::LOG2 || n->op == Ops::SIN || n->op == Ops::SQRT ||
+             std::any_of(n->src.begin(), n->src.end(), [&](const UOpPtr& s) { return transcendental(s); });
+    return transcendental_[n.get()] = t;
+  }
+
+  UOpPtr new_local(Staged& out, DType dt, int64_t elements) {
+    out.locals.push_back(
+        make_uop(Ops::DEFINE_LOCAL, dt, {index_const(elements)}, static_cast<int64_t>(out.locals.size())));
+    return out.locals.back();
+  }
+
+  // Loads a Loop repeats (see stage.h): copied into scratch before the Loop.
+  void stage_loads(Staged& out) {
     std::set<std::pair<const UOp*, bool>> seen;
     std::vector<UOpPtr> loads;
     // in_loop: inside a reduction that some output Loop encloses (one that depends on the Loop).
@@ -50,10 +136,10 @@ class Stager {
       if (u->op == Ops::LOAD && in_loop && stageable(u)) loads.push_back(u);
       for (const auto& s : u->src) visit(s, in_loop);
     };
-    for (const auto& s : k_.sink->src) visit(s, false);
+    for (const auto& s : out.sink->src) visit(s, false);
     int64_t bytes = 0;
     for (const auto& l : loads) bytes += elements(l) * itemsize(l->dtype);
-    if (loads.empty() || bytes > kMaxStageBytes) return out;
+    if (loads.empty() || bytes > kMaxStageBytes) return;
 
     std::unordered_map<const UOp*, UOpPtr> staged;
     for (size_t i = 0; i < loads.size(); i++) {
@@ -66,8 +152,7 @@ class Stager {
         copies.push_back(make_uop(Ops::RANGE, kInt64, {rs[j]->src[0]}, RangeArg{id, AxisKind::Loop}));
         rename[rs[j].get()] = copies.back();
       }
-      UOpPtr local = make_uop(Ops::DEFINE_LOCAL, load->dtype, {index_const(elements(load))},
-                              static_cast<int64_t>(i));
+      UOpPtr local = new_local(out, load->dtype, elements(load));
       UOpPtr lane = vector_range(load);
       // Scratch index: the ranges row-major (in id order), then the lane.
       auto index = [&](const std::vector<UOpPtr>& r) {
@@ -78,13 +163,10 @@ class Stager {
       out.packs.push_back(
           make_uop(Ops::STORE, load->dtype, {local, index(copies), substitute(load, rename)}));
       staged[load.get()] = make_uop(Ops::LOAD, load->dtype, {local, index(rs)});
-      out.locals.push_back(local);
     }
-    out.sink = substitute(k_.sink, staged);
-    return out;
+    out.sink = substitute(out.sink, staged);
   }
 
- private:
   // The Loop ranges a node depends on (a REDUCE's own ranges end with it).
   const std::set<const UOp*>& ranges(const UOpPtr& u) {
     if (auto it = ranges_.find(u.get()); it != ranges_.end()) return it->second;
@@ -160,12 +242,14 @@ class Stager {
 
   const Kernel& k_;
   std::unordered_set<const UOp*> own_;  // the output Loops: Loop ranges no reduction owns
+  std::unordered_map<const UOp*, UOpPtr> own_ptr_;
+  std::unordered_map<const UOp*, bool> transcendental_;
   int64_t trips_ = 1;
   std::unordered_map<const UOp*, std::set<const UOp*>> ranges_;
 };
 
 }  // namespace
 
-Staged stage_loads(const Kernel& k) { return Stager(k).run(); }
+Staged stage(const Kernel& k) { return Stager(k).run(); }
 
 }  // namespace lazygrad

@@ -184,10 +184,10 @@ class CRenderer {
       std::string n = name(l), t = storage_type(l->dtype);
       kernel << "  " << t << "* restrict " << n << " = (" << t << "*)__builtin_malloc(" << l->src[0]->const_int()
              << " * sizeof(" << t << "));\n";
-      frees += "__builtin_free(" + n + "); ";
+      frees += (frees.empty() ? "" : " ") + ("__builtin_free(" + n + ");");
       missing += (missing.empty() ? "" : " || ") + ("!" + n);
     }
-    if (!missing.empty()) kernel << "  if (" << missing << ") {\n    " << frees << "return 4;\n  }\n";
+    if (!missing.empty()) kernel << "  if (" << missing << ") {\n    " << frees << "\n    return 4;\n  }\n";
     if (lin_.lanes > 1) {
       kernel << "  const " << vtype(kInt64) << " lane = {";
       for (int64_t l = 0; l < lanes(); l++) kernel << (l ? ", " : "") << l;
