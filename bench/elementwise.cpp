@@ -2,7 +2,8 @@
 //
 //   ./build/bench_elementwise [--n ELEMENTS] [--reps K]      (THREADS=... sets the thread count)
 //
-// Ops, on float32 arrays of N elements (default 16M = 64 MiB each, larger than a 32 MiB L3):
+// Ops, on float32 arrays of N elements (default 64M = 256 MiB each, well past a 32 MiB L3, so every
+// array streams from memory, as STREAM requires):
 //   add      a + b                              1 output, 2 inputs   12 bytes per element
 //   chain    ((a * b + c).relu() - a).exp2()    5 ops, 3 inputs      16 bytes per element
 //   softmax  x.softmax(-1), x = a as [N/1024, 1024]                   8 bytes per element
@@ -49,7 +50,7 @@ constexpr int64_t kRow = 1024;  // softmax row length
   if (!error.empty()) std::fprintf(stderr, "error: %s\n", error.c_str());
   std::fprintf(stderr,
                "usage: %s [--n ELEMENTS] [--reps K]\n"
-               "  --n     float32 elements per array, a multiple of %lld (default 16777216 = 64 MiB)\n"
+               "  --n     float32 elements per array, a multiple of %lld (default 67108864 = 256 MiB)\n"
                "  --reps  timed repetitions per op, the best is reported (default 5)\n"
                "  THREADS=T in the environment sets lazygrad's and the peer's thread count\n",
                argv0, static_cast<long long>(kRow));
@@ -167,7 +168,7 @@ void expect_close(const char* op, int64_t i, double got, double want, double rel
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t n = int64_t(16) << 20;
+  int64_t n = int64_t(64) << 20;
   int reps = 5;
   for (int i = 1; i < argc; i++) {
     std::string arg = argv[i];

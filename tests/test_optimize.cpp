@@ -54,8 +54,8 @@ std::vector<double> run_with(const Kernel& k, const std::vector<Opt>& opts) {
       v[i] = static_cast<const float*>(out->data())[i];
     else if (out->dtype == kInt32)
       v[i] = static_cast<const int32_t*>(out->data())[i];
-    else if (out->dtype == kBool)
-      v[i] = static_cast<const bool*>(out->data())[i];
+    else if (out->dtype == kBool)  // the byte as stored: a bool must be 0 or 1
+      v[i] = static_cast<const uint8_t*>(out->data())[i];
     else
       ADD_FAILURE() << "unexpected output dtype";
   }
@@ -114,6 +114,38 @@ TEST(Optimize, ElementwiseLaneByLane) {
   Tensor a = input({8, 32}), b = input({8, 32}, 7);
   expect_all_opts_agree(where(a < b, a.exp(), b.abs().sqrt()));
   expect_all_opts_agree((a.cast(kInt32) * 3 + 1).cast(kFloat32));
+}
+
+// Bools on vector lanes are masks as wide as the comparison that made them: comparisons of every
+// width (NaN included), logical ops and where across mask widths, a bool per row broadcast over the
+// lanes, casts both ways, and bools loaded (through a padded window too), reduced and stored as 0/1.
+TEST(Optimize, BoolVectors) {
+  Tensor a = input({8, 48}), b = input({8, 48}, 5);
+  Tensor q = a / b;  // inf and NaN where b is 0
+  Tensor ai = (a * 4.0f).cast(kInt32), bi = (b * 4.0f).cast(kInt32);
+  Tensor ad = a.cast(kFloat64), al = ai.cast(kInt64);
+  expect_all_opts_agree((a < b) ^ (ai != bi));
+  expect_all_opts_agree(((ad <= b.cast(kFloat64)) & (al > 1)) | (q != q) | (ai.cast(kInt16) < 2) |
+                        (ai.cast(kInt8) == bi.cast(kInt8)));
+  expect_all_opts_agree(where(a<0.0f, ai> bi, ad != 0.5) ^ (a.cast(kFloat16) < b.cast(kFloat16)));
+  expect_all_opts_agree(where(ad < 0.0, a, b + 1.0f) + where(al > 2, ai, bi * 2).cast(kFloat32));
+  expect_all_opts_agree((a < b).cast(kFloat32) + (ad > 0.0).cast(kFloat32) * 2.0f +
+                        (q != q).cast(kInt32).cast(kFloat32) * 4.0f +
+                        (ai < 1).cast(kInt64).cast(kFloat32) * 8.0f);
+  expect_all_opts_agree((a.cast(kBool) & q.cast(kBool).logical_not()) | ai.cast(kBool).lt(b < 0.0f) |
+                        (a < b).maximum(ad > 1.0));
+  // Loaded bools (0/1 bytes) meet masks; a padded window's edges fall inside a vector.
+  Tensor m = (a < b).realize();
+  expect_all_opts_agree(where(m, a, b) + m.cast(kFloat32) +
+                        (m.logical_not() & (a > 0.0f)).cast(kFloat32) * 2.0f);
+  expect_all_opts_agree(m.lt(ad > 0.0) ^ where(a > 1.0f, m, ai < 0));
+  expect_all_opts_agree(m.pad({8, 8, 1, 1}) | (input({10, 64}, 3) > 1.0f));
+  expect_all_opts_agree(((a < b) & (ad > -1.0)).any(1));
+  expect_all_opts_agree((a != b).all(0) | m.any(0));
+  // A bool per row (scalar where the lanes run along the row) with bools per element.
+  Tensor r = input({16, 1}), c = input({1, 32}, 3);
+  expect_all_opts_agree(where(r<0.0f, c> 0.0f, (r + c) < 1.0f) ^ ((r > 0.5f) & (c < 0.0f)));
+  expect_all_opts_agree((r < 0.0f).expand({16, 32}).contiguous());
 }
 
 // exp and exp2 on vector lanes are our own polynomials (libm has no vector form): within 2 ulp of

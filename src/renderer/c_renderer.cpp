@@ -279,6 +279,8 @@ class CRenderer {
       }
       case Step::AccUpdate: {
         std::string acc = lin_.vector_acc(u) ? acc_name(u) : name(u), v = name(u->src[0]);
+        // A vector bool accumulator holds 0/1 bytes; its operand may be a mask.
+        if (lin_.vector_acc(u) && u->dtype == kBool) v = as_bytes(u->src[0]);
         Ops op = u->as<ReduceArg>().op;
         if (op == Ops::ADD) return ind + acc + " += " + v + ";\n";
         if (op == Ops::MUL) return ind + acc + " *= " + v + ";\n";
@@ -288,12 +290,7 @@ class CRenderer {
                                              : "(" + acc + " > " + v + ")";
           return ind + acc + " = " + select(u->dtype, m, acc, v) + ";\n";
         }
-        std::string lanes;
-        for (int64_t l = 0; l < this->lanes(); l++) {
-          std::string i = "[" + std::to_string(l) + "]";
-          lanes += (l ? ", " : "") + max_expr(u->dtype, acc + i, v + i);
-        }
-        return ind + acc + " = (" + vtype(u->dtype) + "){" + lanes + "};\n";
+        return ind + acc + " |= " + v + ";\n";  // max of 0/1 bytes
       }
       case Step::AccFinish: {  // the lanes of a vector accumulator, combined in a balanced tree
         Ops op = u->as<ReduceArg>().op;
@@ -336,8 +333,11 @@ class CRenderer {
                n + " = (" + vtype(u->dtype) + "){" + lanes + "};\n";
       }
     }
-    if (std::string e = vector_expr(u); !e.empty())
-      return ind + vtype(u->dtype) + " " + name(u) + " = " + e + ";\n";
+    if (std::string e = vector_expr(u); !e.empty()) {
+      auto mb = mask_bytes_.find(u.get());
+      std::string t = mb != mask_bytes_.end() ? mask_type(mb->second) : vtype(u->dtype);
+      return ind + t + " " + name(u) + " = " + e + ";\n";
+    }
     // Lane by lane: the scalar expression once per lane.
     std::string lanes;
     for (int64_t l = 0; l < this->lanes(); l++) {
@@ -367,9 +367,10 @@ class CRenderer {
       return out;
     }
     std::string v = name(u->src[2]), out;
-    if (!vec(u->src[2])) {  // one value for every lane
+    if (!vec(u->src[2]) || mask_bytes_.count(u->src[2].get())) {  // one value for every lane, or a mask
       v = name(u) + "_v";
-      out = ind + vtype(u->dtype) + " " + v + " = " + lanes_of(name(u->src[2])) + ";\n";
+      out = ind + vtype(u->dtype) + " " + v + " = " +
+            (vec(u->src[2]) ? as_bytes(u->src[2]) : lanes_of(name(u->src[2]))) + ";\n";
     }
     return out + ind + "__builtin_memcpy(" + name(u->src[0]) + " + (" + *base + "), &" + v + ", sizeof(" + v +
            "));\n";
@@ -397,8 +398,8 @@ class CRenderer {
   // Ops the compiler's vector types do directly (a scalar operand is broadcast); empty if none.
   std::string vector_expr(const UOpPtr& u) {
     auto plain = [](DType dt) { return dt != kBool && dt != kFloat16 && dt != kBFloat16; };
-    // An operand: a scalar _Bool does not broadcast to a vector, an int8_t does.
     auto op = [&](size_t i) { return scalar_operand(u->src[i]); };
+    if (u->dtype == kBool && u->op != Ops::CAST && u->op != Ops::LOAD) return mask_expr(u);
     switch (u->op) {
       case Ops::ADD:
       case Ops::AND:
@@ -407,31 +408,44 @@ class CRenderer {
         return op(0) + infix(u->op) + op(1);
       case Ops::MUL:
         if (u->src[0]->op == Ops::LOG2) return "";
-        if (is_float(u->dtype) && u->src[1]->op == Ops::RECIPROCAL && plain(u->dtype))
+        if (is_float(u->dtype) && u->src[1]->op == Ops::RECIPROCAL && plain(u->dtype)) {
+          // A scalar reciprocal (1/sum, once per row in a softmax) used by vector lanes: multiply by
+          // it, as PyTorch's CPU softmax does, instead of a vector division per element (a vdivps
+          // per 16 lanes, the softmax output loop's cost). Vector by vector stays a division.
+          if (!vec(u->src[1])) return op(0) + " * " + op(1);
           return scalar_operand(u->src[0]) + " / " + scalar_operand(u->src[1]->src[0]);
+        }
         return op(0) + " * " + op(1);
       case Ops::RECIPROCAL:
         return plain(u->dtype) ? std::string(u->dtype == kFloat64 ? "1.0" : "1.0f") + " / " + name(u->src[0])
                                : "";
-      // Vector comparisons give -1/0 masks; bool vectors hold 0/1, as _Bool does.
-      case Ops::CMPLT:
-      case Ops::CMPNE:
-        return "__builtin_convertvector(" + op(0) + infix(u->op) + op(1) + ", " + vtype(kBool) + ") & 1";
       case Ops::WHERE: {
         if (!vec(u->src[0]))
           return name(u->src[0]) + " ? " + as_vector(u->src[1]) + " : " + as_vector(u->src[2]);
-        std::string m = "(-__builtin_convertvector(" + name(u->src[0]) + ", " + mask_type(u->dtype) + "))";
-        return select(u->dtype, m, as_vector(u->src[1]), as_vector(u->src[2]));
+        return select(u->dtype, as_mask(u->src[0], lane_bytes(u->dtype)), as_vector(u->src[1]),
+                      as_vector(u->src[2]));
       }
       case Ops::MAX: {  // NaN wins, as in torch.maximum
         std::string a = as_vector(u->src[0]), b = as_vector(u->src[1]);
         std::string m = is_float(u->dtype) ? "((" + a + " > " + b + ") | (" + a + " != " + a + "))"
                                            : "(" + a + " > " + b + ")";
-        return u->dtype == kBool ? "" : select(u->dtype, m, a, b);
+        return select(u->dtype, m, a, b);
       }
-      case Ops::CAST:
-        if (!plain(u->dtype) || !plain(u->src[0]->dtype) || !vec(u->src[0])) return "";
-        return "__builtin_convertvector(" + name(u->src[0]) + ", " + vtype(u->dtype) + ")";
+      case Ops::CAST: {
+        DType from = u->src[0]->dtype, to = u->dtype;
+        if (!vec(u->src[0])) return "";
+        if (to == kBool && plain(from)) {  // x != 0, a mask as wide as x's lanes
+          mask_bytes_[u.get()] = lane_bytes(from);
+          return "(" + mask_type(lane_bytes(from)) + ")(" + name(u->src[0]) + " != 0)";
+        }
+        if (!plain(to)) return "";
+        if (from == kBool)  // 0/1 lanes of the result's width, then converted
+          return "__builtin_convertvector(" +
+                 (mask_width(u->src[0]) ? as_mask(u->src[0], lane_bytes(to)) + " & 1" : name(u->src[0])) +
+                 ", " + vtype(to) + ")";
+        if (!plain(from)) return "";
+        return "__builtin_convertvector(" + name(u->src[0]) + ", " + vtype(to) + ")";
+      }
       case Ops::EXP2: {
         if (compute_type(u->dtype) != "float") return "";
         const UOpPtr& m = u->src[0];  // exp(x) arrives as exp2(x * log2(e))
@@ -446,38 +460,138 @@ class CRenderer {
 
   // exp and exp2 on float vectors (libm has no vector form without -ffast-math): 2^x = 2^n * 2^f,
   // n = round(x), f in [-1/2, 1/2], and e^x = 2^n * e^r, r = x - n ln 2 in two parts (Cody-Waite,
-  // ln2_hi has 9 bits so n * ln2_hi is exact); each series to degree 7 (truncation below 1e-8), 2^n
-  // applied as two factors so that subnormal results round once and overflow gives inf.
+  // ln2_hi has 9 bits so n * ln2_hi is exact); 2^n is applied as two factors so that subnormal
+  // results round once and overflow gives inf. Within 1 ulp of libm on every float32 input (checked
+  // exhaustively, FTZ off; tests/test_optimize.cpp keeps a sample). What keeps it cheap (GCC 12,
+  // AVX-512: 22 instructions per vector for exp2, was 35; the clamp is 6 of them):
+  // - the series' multiply-adds are fused (lg_vfma): kernels compile with -ffp-contract=off, which
+  //   keeps elementwise ops rounding as PyTorch's do, but the series has no such contract;
+  // - the series is degree 6 (below);
+  // - n is rounded with the magic number 1.5 * 2^23 + 254, so the sum's low bits are n + 254 and
+  //   give the factors' exponent fields e1 = (n + 254) >> 1 and e2 = n + 254 - e1 (both in
+  //   [52, 191] for n in [-150, 128]) by shifts alone, the magic's own bits shifting out past bit
+  //   31: no float-to-int conversion, no bias to add;
+  // - a NaN needs no select of its own: it passes the clamp and the arithmetic leaves it a NaN.
   std::string vector_exp(bool natural) {
-    std::string v = vtype(kFloat32), m = mask_type(kFloat32), w = std::to_string(lanes());
-    std::string i = m, fn = std::string(natural ? "lg_vexp_" : "lg_vexp2_") + w;  // i: the int32 lanes
+    std::string v = vtype(kFloat32), m = mask_type(kFloat32), u = vtype(kUInt32), w = std::to_string(lanes());
+    std::string fn = std::string(natural ? "lg_vexp_" : "lg_vexp2_") + w;
     if (has_helper(fn)) return fn;
-    std::string sel = "lg_vsel_" + w;
+    std::string sel = "lg_vsel_" + w, fma = vector_fma();
     if (!has_helper(sel))
       helpers_.emplace_back(sel, "static inline " + v + " " + sel + "(" + m + " c, " + v + " a, " + v +
                                      " b) { return (" + v + ")((c & (" + m + ")a) | (~c & (" + m +
                                      ")b)); }\n");
-    std::string lo = natural ? "-104.0f" : "-150.0f", hi = natural ? "89.0f" : "128.0f";
-    std::string body = "static inline " + v + " " + fn + "(" + v + " x) {\n  " + v + " c = " + sel + "(x < " +
-                       lo + ", (" + v + ")" + lanes_of(lo) + ", " + sel + "(x > " + hi + ", (" + v + ")" +
-                       lanes_of(hi) + ", x));\n";
+    auto f32 = [](double x) { return literal(*const_uop(kFloat32, x)); };
+    std::string lo = natural ? "-104.0f" : "-150.0f", hi = natural ? "89.0f" : "128.0f",
+                magic = f32(12582912.0 + 254);
+    // z + c: the constant c in every lane (lg_vfma takes vectors).
+    std::string body = "static inline " + v + " " + fn + "(" + v + " x) {\n  const " + v + " z = {0};\n  " +
+                       v + " c = " + sel + "(x < " + lo + ", z + " + lo + ", " + sel + "(x > " + hi +
+                       ", z + " + hi + ", x));\n";
     if (natural)
-      body += "  " + v + " n = (c * 1.44269504f + 12582912.0f) - 12582912.0f;\n  " + v +
-              " f = (c - n * 0.693359375f) - n * -2.12194440e-4f;\n";
+      body += "  " + v + " m = " + fma + "(c, z + 1.44269504f, z + " + magic + "), n = m - " + magic +
+              ";\n  " + v + " f = " + fma + "(n, z + -0.693359375f, c);\n  f = " + fma +
+              "(n, z + 2.12194440e-4f, f);\n";
     else
-      body += "  " + v + " n = (c + 12582912.0f) - 12582912.0f;\n  " + v + " f = c - n;\n";
-    // Taylor coefficients of e^f, or of 2^f = e^(f ln 2).
-    const double l = natural ? 1.0 : std::numbers::ln2;
-    double coef[8];
-    for (int k = 0; k <= 7; k++) coef[k] = k == 0 ? 1.0 : coef[k - 1] * l / k;
-    std::string p = literal(*const_uop(kFloat32, coef[7]));
-    for (int k = 6; k >= 0; k--) p = "(" + p + " * f + " + literal(*const_uop(kFloat32, coef[k])) + ")";
-    body += "  " + v + " p = " + p + ";\n  " + i + " k = __builtin_convertvector(n, " + i +
-            "), k1 = k >> 1, k2 = k - k1;\n";
-    body += "  " + v + " r = p * (" + v + ")((k1 + 127) << 23) * (" + v + ")((k2 + 127) << 23);\n";
-    body += "  return " + sel + "(x != x, x, r);\n}\n";
+      body += "  " + v + " m = c + " + magic + ", n = m - " + magic + ", f = c - n;\n";
+    // Degree 6, Chebyshev interpolants (near minimax: mpmath.chebyfit) of e^f on [-ln2/2, ln2/2] and
+    // of 2^f on [-1/2, 1/2]: relative error 2e-9, below the float coefficients' own rounding (2e-8);
+    // one multiply-add fewer than degree 7's Taylor series for the same 1 ulp.
+    static const double kExp[7] = {1.0, 1.0, 0.5, 0.166664153, 0.0416663513, 0.00837512594, 0.00139411085};
+    static const double kExp2[7] = {1.0,           0.693147182,  0.240226507,   0.0555032715,
+                                    0.00961805694, 0.0013400428, 0.000154614449};
+    const double* coef = natural ? kExp : kExp2;
+    body += "  " + v + " p = z + " + f32(coef[6]) + ";\n";
+    for (int k = 5; k >= 0; k--) body += "  p = " + fma + "(p, f, z + " + f32(coef[k]) + ");\n";
+    body += "  " + u + " e = (" + u + ")m, e1 = e >> 1;\n";
+    body += "  return p * (" + v + ")(e1 << 23) * (" + v + ")((e - e1) << 23);\n}\n";
     helpers_.emplace_back(fn, body);
     return fn;
+  }
+
+  // a * b + c on float vectors with one rounding where the target has a fused multiply-add (the
+  // kernel itself compiles with -ffp-contract=off). GCC applies a function's optimize attribute only
+  // when it is not inlined, so there it is fmaf lane by lane, which GCC's vectorizer turns into one
+  // vfmadd per vector; clang's pragma holds for the inlined code too.
+  std::string vector_fma() {
+    std::string v = vtype(kFloat32), w = std::to_string(lanes()), fn = "lg_vfma_" + w;
+    if (!has_helper(fn))
+      helpers_.emplace_back(fn, "static inline " + v + " " + fn + "(" + v + " a, " + v + " b, " + v +
+                                    " c) {\n#if defined(__clang__)\n#pragma clang fp contract(fast)\n"
+                                    "  return a * b + c;\n#elif defined(FP_FAST_FMAF)\n  " +
+                                    v + " r;\n  for (int i = 0; i < " + w +
+                                    "; i++) r[i] = __builtin_fmaf(a[i], b[i], c[i]);\n  return r;\n#else\n"
+                                    "  return a * b + c;\n#endif\n}\n");
+    return fn;
+  }
+
+  // Bools on vector lanes are -1/0 masks as wide as the lanes of the comparison that made them (what
+  // the compiler's vector comparisons give): logical ops, `!` (x != true) and where on them are then
+  // one bitwise op each, where 0/1 bytes cost a narrowing and a widening per op (relu's x <= 0,
+  // composed as (x < 0) | !(x != 0), spent 13 instructions per vector on them). They become 0/1
+  // bytes only where a bool is stored, cast to a number or reduced; a loaded bool is 0/1 bytes until
+  // a mask is asked of it. Sets u's mask width; u is a bool op on vector lanes (not a cast or load).
+  std::string mask_expr(const UOpPtr& u) {
+    size_t w = 0;  // the operands' common width: the first mask operand's, else bytes
+    if (u->op == Ops::CMPLT || u->op == Ops::CMPNE) {
+      if (u->src[0]->dtype != kBool) {  // a comparison of numbers: the compiler's own mask
+        w = lane_bytes(u->src[0]->dtype);
+        mask_bytes_[u.get()] = w;
+        return "(" + mask_type(w) + ")(" + scalar_operand(u->src[0]) + infix(u->op) +
+               scalar_operand(u->src[1]) + ")";
+      }
+    }
+    for (const auto& s : u->src) w = w ? w : mask_width(s);
+    if (!w) w = 1;
+    mask_bytes_[u.get()] = w;
+    auto m = [&](size_t i, bool invert = false) { return as_mask(u->src[i], w, invert); };
+    switch (u->op) {
+      case Ops::AND:
+      case Ops::MUL:
+        return m(0) + " & " + m(1);
+      case Ops::OR:
+      case Ops::ADD:  // bool + bool as _Bool: 1 + 1 is true
+      case Ops::MAX:
+        return m(0) + " | " + m(1);
+      case Ops::XOR:
+      case Ops::CMPNE:
+        return m(0) + " ^ " + m(1);
+      case Ops::CMPLT:  // only false < true
+        return m(0, true) + " & " + m(1);
+      case Ops::WHERE:
+        return "(" + m(0) + " & " + m(1) + ") | (" + m(0, true) + " & " + m(2) + ")";
+      default:
+        mask_bytes_.erase(u.get());
+        return "";  // lane by lane, 0/1 bytes
+    }
+  }
+
+  // The lane width of bool vector x held as a mask, 0 if it is 0/1 bytes (or not a vector).
+  size_t mask_width(const UOpPtr& x) const {
+    auto it = mask_bytes_.find(x.get());
+    return it != mask_bytes_.end() && vec(x) ? it->second : 0;
+  }
+
+  // Bool x as a mask operand of `bytes`-wide lanes (inverted: ~mask): a mask converted if its width
+  // differs, 0/1 bytes negated, a scalar as a scalar of the lanes' type (which broadcasts).
+  std::string as_mask(const UOpPtr& x, size_t bytes, bool invert = false) {
+    std::string t = mask_type(bytes), n = name(x);
+    if (!vec(x)) {
+      std::string elem = "int" + std::to_string(bytes * 8) + "_t";
+      return "((" + elem + ")" + (invert ? "(" + n + " - 1)" : "-" + n) + ")";
+    }
+    std::string m = mask_width(x) == bytes ? n
+                    : mask_width(x)        ? "__builtin_convertvector(" + n + ", " + t + ")"
+                                           : "(-__builtin_convertvector(" + n + ", " + t + "))";
+    return invert ? "(~" + m + ")" : m;
+  }
+
+  // Bool vector x as 0/1 bytes (as _Bool stores them).
+  std::string as_bytes(const UOpPtr& x) {
+    size_t w = mask_width(x);
+    if (!w) return name(x);
+    return "(" + (w == 1 ? name(x) : "__builtin_convertvector(" + name(x) + ", " + vtype(kBool) + ")") +
+           " & 1)";
   }
 
   // An operand of a vector op: a vector as it is; a scalar in the lanes' element type, since a
@@ -504,9 +618,10 @@ class CRenderer {
   }
 
   // The signed integer vector type as wide as dt's vector type (for masks and bitwise selects).
-  std::string mask_type(DType dt) {
-    std::string bits = std::to_string(lane_bytes(dt) * 8);
-    return vector_type("lg_mask" + bits + "x" + std::to_string(lanes()), "int" + bits + "_t", lane_bytes(dt));
+  std::string mask_type(DType dt) { return mask_type(lane_bytes(dt)); }
+  std::string mask_type(size_t bytes) {
+    std::string bits = std::to_string(bytes * 8);
+    return vector_type("lg_mask" + bits + "x" + std::to_string(lanes()), "int" + bits + "_t", bytes);
   }
 
   // Declares vector type t of this kernel's lanes of elem (bytes each), once.
@@ -529,7 +644,9 @@ class CRenderer {
   // A value of node x: in a lane-by-lane expression, this lane of a vector.
   std::string ref(const UOpPtr& x) {
     std::string n = name(x);
-    return lane_ >= 0 && vec(x) ? n + "[" + std::to_string(lane_) + "]" : n;
+    if (lane_ < 0 || !vec(x)) return n;
+    n += "[" + std::to_string(lane_) + "]";
+    return mask_bytes_.count(x.get()) ? "(" + n + " & 1)" : n;  // a mask lane is -1 for true
   }
 
   // The vector type of dt with this kernel's lanes (bools as 0/1 bytes), declared on first use.
@@ -665,6 +782,7 @@ class CRenderer {
   bool has_helper(const std::string& n) const {
     return std::any_of(helpers_.begin(), helpers_.end(), [&](const auto& h) { return h.first == n; });
   }
+  std::unordered_map<const UOp*, size_t> mask_bytes_;  // bool vectors held as masks: their lane width
   std::vector<DType> var_dtypes_;
   std::map<std::string, std::string> typedefs_;
   int64_t lane_ = -1;  // the lane a lane-by-lane expression is for (-1: scalar code)
