@@ -40,6 +40,9 @@ TEST(IR, SymbolicIdentitiesFold) {
   EXPECT_TRUE(idx_div(r, 10)->is_const(0));
   EXPECT_TRUE(idx_lt(r, 10)->is_const(1));
   EXPECT_EQ(idx_div(idx_div(r, 2), 5), idx_div(r, 10));
+  // A constant inside a product moves out: (r + 1) * 2048 is r * 2048 + 2048, so the rows of a
+  // register tile differ from each other by constants only.
+  EXPECT_EQ(idx_mul(idx_add(r, index_const(1)), 2048), idx_add(idx_mul(r, 2048), index_const(2048)));
 }
 
 TEST(IR, UnravelThenRavelIsTheIdentity) {

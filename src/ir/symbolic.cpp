@@ -237,6 +237,14 @@ const PatternMatcher& symbolic() {
          if (u->dtype != kInt64) return nullptr;
          return idx_mul(b["x"], b["a"]->const_int() * b["b"]->const_int());
        }},
+      // (x + a) * b -> x * b + a * b: the constant part of an index ends up outside, where the C
+      // compiler folds it into an address's displacement (the rows of a register tile then share
+      // one base pointer).
+      {op(Ops::MUL, {op(Ops::ADD, {any("x"), cnst("a")}), cnst("b")}),
+       [](const Binds& b, const UOpPtr& u) -> UOpPtr {
+         if (u->dtype != kInt64) return nullptr;
+         return idx_add(idx_mul(b["x"], b["b"]->const_int()), index_const(b["a"]->const_int() * b["b"]->const_int()));
+       }},
       {op(Ops::IDIV, {any("x"), cnst("c")}),
        [](const Binds& b, const UOpPtr&) { return b["c"]->is_const(1) ? b["x"] : nullptr; }},
       {op(Ops::MOD, {any("x"), cnst("c")}),
