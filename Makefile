@@ -32,10 +32,11 @@ demo: build
 
 # After the tests: how many kernels this run compiled and the compiler's time (the budget to watch),
 # from the log the runtime appends to in the cache folder.
-# The training tests read Fashion-MNIST (Debian's dataset-fashion-mnist, 30 MB): installed here so
-# that CI runs them instead of skipping them.
+# The training tests read Fashion-MNIST (Debian's dataset-fashion-mnist, 30 MB) and the Python
+# tests compare with PyTorch (python3-torch): installed here so that CI runs them instead of
+# skipping them.
 test: build
-	@bash scripts/install-deps.sh dataset-fashion-mnist
+	@bash scripts/install-deps.sh dataset-fashion-mnist python3-torch
 	@if [ -f '$(CACHE_DIR)/compile-log.tsv' ]; then wc -l < '$(CACHE_DIR)/compile-log.tsv'; else echo 0; fi > $(BUILD)/.compile-log-start
 	ctest --test-dir $(BUILD) --output-on-failure -j 2
 	@tail -n +$$(( $$(cat $(BUILD)/.compile-log-start) + 1 )) '$(CACHE_DIR)/compile-log.tsv' 2>/dev/null | \

@@ -7,8 +7,10 @@
 //   lenet2    batch 128,  32 ->  64 channels, 5x5, 12x12, no padding (-> 8x8)
 //   resnet1   batch 32,   64 ->  64 channels, 3x3, 56x56, padding 1
 //   resnet2   batch 32,  128 -> 128 channels, 3x3, 28x28, padding 1
-// fwd is out = x.conv2d(w) realized; bwd is loss = x.conv2d(w).sum(), loss.backward(), and x.grad()
-// and w.grad() realized (the loss itself is not needed for them, so it is not computed). GFLOP/s
+// fwd is out = x.conv2d(w) realized; bwd is out.backward(g) with g an upstream gradient from rand
+// (realized first, as a training step's gradient would be), and x.grad() and w.grad() realized (the
+// output itself is not needed for them, so it is not computed). Not out.sum().backward(): a constant
+// gradient lets lazygrad fold the ones into the gradient kernels, which PyTorch does not. GFLOP/s
 // counts 2 * N * C_out * C_in * K^2 * OH * OW FLOPs for fwd and twice that for bwd (the input and the
 // weight gradient). Each pass runs once to warm up (compile, or load from the disk cache; its DEBUG=2
 // kernel lines are kept), then K times, each building a fresh lazy graph; the best time is kept. The
@@ -19,7 +21,7 @@
 // /usr/bin/python3 (python3-torch) with the same thread count (torch.set_num_threads, OMP_NUM_THREADS,
 // OPENBLAS_NUM_THREADS), OMP_WAIT_POLICY=PASSIVE (its OpenMP threads sleep instead of spinning while
 // this process runs) and OPENBLAS_CORETYPE=SKYLAKEX (Debian's OpenBLAS does not recognise every newer
-// CPU). It times F.conv2d and out.sum().backward() the same way; the cases alternate between the two
+// CPU). It times F.conv2d and out.backward(g) the same way, with g from torch.rand; the cases alternate between the two
 // so a change in the machine's load hits both. Without torch the PyTorch columns are left empty.
 #include <lazygrad/lazygrad.h>
 
@@ -121,6 +123,11 @@ struct Checker {
   const Case& c;
   const std::vector<float>& x;  // [batch, cin, size, size]
   const std::vector<float>& w;  // [cout, cin, k, k]
+  const std::vector<float>& g;  // [batch, cout, o, o]: the upstream gradient
+  double gv(int64_t n, int64_t co, int64_t oh, int64_t ow) const {
+    int64_t o = c.out_size();
+    return g[((n * c.cout + co) * o + oh) * o + ow];
+  }
   float xv(int64_t n, int64_t ci, int64_t ih, int64_t iw) const {
     if (ih < 0 || iw < 0 || ih >= c.size || iw >= c.size) return 0;
     return x[((n * c.cin + ci) * c.size + ih) * c.size + iw];
@@ -135,23 +142,26 @@ struct Checker {
                w[((co * c.cin + ci) * c.k + kh) * c.k + kw];
     return s;
   }
-  double dx(int64_t e) const {  // d sum(out) / d x[n, ci, ih, iw]: the weights whose window covers it
-    int64_t iw = e % c.size, ih = e / c.size % c.size, ci = e / (c.size * c.size) % c.cin, o = c.out_size();
+  double dx(int64_t e) const {  // d <g, out> / d x[n, ci, ih, iw]: the windows that cover it
+    int64_t iw = e % c.size, ih = e / c.size % c.size, ci = e / (c.size * c.size) % c.cin, o = c.out_size(),
+            n = e / (c.size * c.size * c.cin);
     double s = 0;
     for (int64_t co = 0; co < c.cout; co++)
       for (int64_t kh = 0; kh < c.k; kh++)
         for (int64_t kw = 0; kw < c.k; kw++) {
           int64_t oh = ih + c.pad - kh, ow = iw + c.pad - kw;
-          if (oh >= 0 && ow >= 0 && oh < o && ow < o) s += w[((co * c.cin + ci) * c.k + kh) * c.k + kw];
+          if (oh >= 0 && ow >= 0 && oh < o && ow < o)
+            s += w[((co * c.cin + ci) * c.k + kh) * c.k + kw] * gv(n, co, oh, ow);
         }
     return s;
   }
-  double dw(int64_t e) const {  // d sum(out) / d w[co, ci, kh, kw]: the inputs it multiplies
-    int64_t kw = e % c.k, kh = e / c.k % c.k, ci = e / (c.k * c.k) % c.cin, o = c.out_size();
+  double dw(int64_t e) const {  // d <g, out> / d w[co, ci, kh, kw]: the inputs it multiplies
+    int64_t kw = e % c.k, kh = e / c.k % c.k, ci = e / (c.k * c.k) % c.cin, o = c.out_size(),
+            co = e / (c.k * c.k * c.cin);
     double s = 0;
     for (int64_t n = 0; n < c.batch; n++)
       for (int64_t oh = 0; oh < o; oh++)
-        for (int64_t ow = 0; ow < o; ow++) s += xv(n, ci, oh + kh - c.pad, ow + kw - c.pad);
+        for (int64_t ow = 0; ow < o; ow++) s += xv(n, ci, oh + kh - c.pad, ow + kw - c.pad) * gv(n, co, oh, ow);
     return s;
   }
 };
@@ -273,11 +283,12 @@ int main(int argc, char** argv) {
     r.c = c;
     Tensor::manual_seed(0);
     Tensor x = Tensor::rand({c->batch, c->cin, c->size, c->size}),
-           w = Tensor::rand({c->cout, c->cin, c->k, c->k});
-    lazygrad::realize({x, w});
+           w = Tensor::rand({c->cout, c->cin, c->k, c->k}),
+           g = Tensor::rand({c->batch, c->cout, c->out_size(), c->out_size()});
+    lazygrad::realize({x, w, g});
     x.requires_grad(true);
     w.requires_grad(true);
-    const std::vector<float> vx = x.to_vector<float>(), vw = w.to_vector<float>();
+    const std::vector<float> vx = x.to_vector<float>(), vw = w.to_vector<float>(), vg = g.to_vector<float>();
 
     Tensor out;
     r.fwd = measure(
@@ -290,13 +301,12 @@ int main(int argc, char** argv) {
         [&] {
           x.zero_grad();
           w.zero_grad();
-          Tensor loss = x.conv2d(w, std::nullopt, 1, c->pad).sum();
-          loss.backward();
+          x.conv2d(w, std::nullopt, 1, c->pad).backward(g);
           lazygrad::realize({x.grad(), w.grad()});
         },
         reps);
 
-    Checker check{*c, vx, vw};
+    Checker check{*c, vx, vw, vg};
     r.err_out = max_rel_error(out.to_vector<float>(), [&](int64_t e) { return check.out(e); });
     r.err_dx = max_rel_error(x.grad().to_vector<float>(), [&](int64_t e) { return check.dx(e); });
     r.err_dw = max_rel_error(w.grad().to_vector<float>(), [&](int64_t e) { return check.dw(e); });

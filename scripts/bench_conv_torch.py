@@ -13,7 +13,8 @@ Prints, for bench_conv to parse (space-separated, one record per line):
     case CASE fwd_ms BEST bwd_ms BEST first_ms WARMUP
 
 fwd is F.conv2d(x, w, padding=pad) (no bias) with x and w requiring grad; bwd is
-out.sum().backward() (out.sum() itself is not timed), which computes x.grad and w.grad. Both are the
+out.backward(g) with g an upstream gradient from torch.rand, made before timing (as bench_conv does),
+which computes x.grad and w.grad. Both are the
 best of K, after a warm-up step and one profiled step. A failed `import torch` prints `skip REASON`
 and exits 0.
 """
@@ -52,14 +53,15 @@ def main():
         batch, cin, cout, k, size, pad = map(int, (batch, cin, cout, k, size, pad))
         x = torch.rand(batch, cin, size, size, requires_grad=True)
         w = torch.rand(cout, cin, k, k, requires_grad=True)
+        o = size + 2 * pad - k + 1
+        g = torch.rand(batch, cout, o, o)
 
         def step():
             t0 = time.perf_counter()
             out = F.conv2d(x, w, padding=pad)
             t1 = time.perf_counter()
-            loss = out.sum()
             t2 = time.perf_counter()
-            loss.backward()
+            out.backward(g)
             t3 = time.perf_counter()
             x.grad = None
             w.grad = None

@@ -3,10 +3,13 @@
 # checks (fast), so `make build` and `make test` run it every time.
 set -euo pipefail
 
-# The build and the tests need only these; the fixtures the tests read are committed. Extra packages
+# The build and the tests need these; the fixtures the tests read are committed. Extra packages
 # can be named on the command line (`make fixtures` adds python3-torch and python3-numpy, `make bench`
 # libopenblas-dev and python3-torch).
 packages=(build-essential cmake libgtest-dev zlib1g-dev "$@")
+# The Python module and its tests (make test): pybind11, Debian's Python headers, numpy, pytest,
+# and venv for `pip install .` (docs/python.md).
+packages+=(pybind11-dev python3-dev python3-numpy python3-pytest python3-venv)
 
 if ! command -v dpkg >/dev/null; then
   echo "install-deps: not a Debian system; make sure these are installed: ${packages[*]}" >&2
