@@ -9,5 +9,6 @@ namespace py = pybind11;
 
 void bind_errors(py::module_& m);  // lazygrad::Error -> RuntimeError / ValueError
 void bind_tensor(py::module_& m);  // Tensor, dtypes, creation, ops, autograd, numpy
+void bind_nn(py::module_& m);      // _C.nn: optimizers, safetensors, the Jit (python/lazygrad/nn/)
 
 }  // namespace lazygrad::python

@@ -6,4 +6,5 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "lazygrad: lazy tensors with fused, run-time compiled kernels (the C++ core)";
   lazygrad::python::bind_errors(m);
   lazygrad::python::bind_tensor(m);
+  lazygrad::python::bind_nn(m);
 }

@@ -1,0 +1,1 @@
+"""lazygrad.engine: what runs the graph (the Jit)."""

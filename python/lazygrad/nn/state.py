@@ -1,0 +1,74 @@
+"""lazygrad.nn.state: tinygrad's state helpers. get_state_dict walks any object (a Module, a plain
+class, lists, tuples, dicts) and names each Tensor by its path ("layers.0.weight"); the tensors
+are the live handles, so assigning into them (load_state_dict) updates the model. safe_load and
+safe_save read and write safetensors files (lazygrad's checked C++ reader and atomic writer).
+"""
+from collections import OrderedDict
+
+from lazygrad._C import Tensor
+from lazygrad._C import nn as _C_nn
+
+
+def get_state_dict(obj, prefix="", tensor_type=Tensor):
+    if isinstance(obj, tensor_type):
+        return {prefix.strip("."): obj}
+    if isinstance(obj, _C_nn.Module):  # registered parameters and buffers, under dotted names
+        named = obj.named_parameters(prefix.strip(".")) + obj.named_buffers(prefix.strip("."))
+        return OrderedDict(named)
+    if hasattr(obj, "_asdict"):  # a namedtuple
+        return get_state_dict(obj._asdict(), prefix, tensor_type)
+    if isinstance(obj, dict):
+        items = obj.items()
+    elif isinstance(obj, (list, tuple)):
+        items = enumerate(obj)
+    elif hasattr(obj, "__dict__"):
+        items = vars(obj).items()
+    else:
+        return {}
+    out = OrderedDict()
+    for k, v in items:
+        out.update(get_state_dict(v, f"{prefix}{k}.", tensor_type))
+    return out
+
+
+def get_parameters(obj):
+    """Every Tensor under obj, each once (a BatchNorm's running statistics included, as tinygrad's;
+    the optimizers skip those that do not require grad)."""
+    seen, out = set(), []
+    for t in get_state_dict(obj).values():
+        if id(t) not in seen:
+            seen.add(id(t))
+            out.append(t)
+    return out
+
+
+def load_state_dict(model, state_dict, strict=True, verbose=False):
+    """Copies state_dict's tensors into model's (cast to each one's dtype). A Module checks every
+    shape and key first, as PyTorch does; for other objects each tensor is assigned in turn."""
+    del verbose
+    if isinstance(model, _C_nn.Module):
+        return model.load_state_dict(dict(state_dict), strict)
+    own = get_state_dict(model)
+    missing = [k for k in own if k not in state_dict]
+    if strict and missing:
+        raise KeyError(f"load_state_dict: missing keys {missing}")
+    for k, t in own.items():
+        if k in state_dict:
+            if tuple(t.shape) != tuple(state_dict[k].shape):
+                raise ValueError(f"load_state_dict: {k} has shape {tuple(t.shape)}, the state dict "
+                                 f"{tuple(state_dict[k].shape)}")
+            t.assign(state_dict[k].cast(t.dtype)).realize()
+    return missing, [k for k in state_dict if k not in own]
+
+
+def safe_load(fn):
+    """Every tensor of a safetensors file, by name (the file is checked first; a bad one raises)."""
+    return _C_nn.safe_load(str(fn))
+
+
+def safe_save(tensors, fn, metadata=None):
+    """Writes tensors (a dict of name -> Tensor) to a safetensors file, atomically."""
+    _C_nn.safe_save(str(fn), dict(tensors), dict(metadata or {}))
+
+
+__all__ = ["get_parameters", "get_state_dict", "load_state_dict", "safe_load", "safe_save"]
