@@ -21,8 +21,9 @@
 // /usr/bin/python3 (python3-torch) with the same thread count (torch.set_num_threads, OMP_NUM_THREADS,
 // OPENBLAS_NUM_THREADS), OMP_WAIT_POLICY=PASSIVE (its OpenMP threads sleep instead of spinning while
 // this process runs) and OPENBLAS_CORETYPE=SKYLAKEX (Debian's OpenBLAS does not recognise every newer
-// CPU). It times F.conv2d and out.backward(g) the same way, with g from torch.rand; the cases alternate between the two
-// so a change in the machine's load hits both. Without torch the PyTorch columns are left empty.
+// CPU). It times F.conv2d and out.backward(g) the same way, with g from torch.rand; the cases alternate
+// between the two so a change in the machine's load hits both. Without torch the PyTorch columns are left
+// empty.
 #include <lazygrad/lazygrad.h>
 
 #include <algorithm>
@@ -161,7 +162,8 @@ struct Checker {
     double s = 0;
     for (int64_t n = 0; n < c.batch; n++)
       for (int64_t oh = 0; oh < o; oh++)
-        for (int64_t ow = 0; ow < o; ow++) s += xv(n, ci, oh + kh - c.pad, ow + kw - c.pad) * gv(n, co, oh, ow);
+        for (int64_t ow = 0; ow < o; ow++)
+          s += xv(n, ci, oh + kh - c.pad, ow + kw - c.pad) * gv(n, co, oh, ow);
     return s;
   }
 };

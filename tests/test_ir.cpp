@@ -36,7 +36,7 @@ TEST(IR, SymbolicIdentitiesFold) {
   EXPECT_EQ(idx_mul(r, 1), r);
   EXPECT_TRUE(idx_mul(r, 0)->is_const(0));
   EXPECT_TRUE(idx_add(index_const(2), index_const(3))->is_const(5));
-  EXPECT_EQ(idx_mod(r, 10), r);           // r < 10 already
+  EXPECT_EQ(idx_mod(r, 10), r);  // r < 10 already
   EXPECT_TRUE(idx_div(r, 10)->is_const(0));
   EXPECT_TRUE(idx_lt(r, 10)->is_const(1));
   EXPECT_EQ(idx_div(idx_div(r, 2), 5), idx_div(r, 10));

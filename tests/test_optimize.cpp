@@ -237,7 +237,8 @@ TEST(Optimize, LoopStagesWhatItRepeats) {
   auto expect_staged = [](const Tensor& t, const std::vector<Opt>& opts, bool staged) {
     Kernel k = only_kernel(t);
     auto c = render_kernel(k, opts);
-    EXPECT_EQ(c->source.find("local0") != std::string::npos, staged) << k.name << " [" << opts_str(opts) << "]";
+    EXPECT_EQ(c->source.find("local0") != std::string::npos, staged)
+        << k.name << " [" << opts_str(opts) << "]";
     std::vector<double> want = run_with(k, {}), got = run_with(k, opts);
     for (size_t i = 0; i < want.size(); i++)
       ASSERT_NEAR(got[i], want[i], 1e-5 * (1 + std::abs(want[i]))) << k.name << " at " << i;

@@ -28,7 +28,9 @@ Tensor::IntList int_list(const py::handle& h) {
   if (py::isinstance<py::int_>(h)) return Tensor::IntList(h.cast<int64_t>());
   return Tensor::IntList(h.cast<std::vector<int64_t>>());
 }
-Tensor::IntList optional_int_list(const py::object& h) { return h.is_none() ? Tensor::IntList() : int_list(h); }
+Tensor::IntList optional_int_list(const py::object& h) {
+  return h.is_none() ? Tensor::IntList() : int_list(h);
+}
 Tensor::ConvPadding conv_padding(const py::handle& h) {
   if (py::isinstance<py::str>(h)) return Tensor::ConvPadding(h.cast<std::string>());
   if (py::isinstance<py::int_>(h)) return Tensor::ConvPadding(h.cast<int64_t>());
@@ -75,7 +77,8 @@ using ModuleClass = py::class_<M, nn::Module, std::shared_ptr<M>>;
 template <class M>
 void tensor_attr(ModuleClass<M>& cls, const char* name, Tensor M::*member) {
   cls.def_property(
-      name, [member](const M& m) -> py::object { return (m.*member).defined() ? py::cast(m.*member) : py::none(); },
+      name,
+      [member](const M& m) -> py::object { return (m.*member).defined() ? py::cast(m.*member) : py::none(); },
       [member, name](M& m, const Tensor& t) { m.*member = m.register_parameter(name, t); });
 }
 
@@ -95,7 +98,8 @@ void bind_modules(py::module_& nn) {
           },
           py::arg("name"), py::arg("module"))
       .def("parameters", &nn::Module::parameters, py::arg("recurse") = true)
-      .def("named_parameters", &nn::Module::named_parameters, py::arg("prefix") = "", py::arg("recurse") = true)
+      .def("named_parameters", &nn::Module::named_parameters, py::arg("prefix") = "",
+           py::arg("recurse") = true)
       .def("buffers", &nn::Module::buffers, py::arg("recurse") = true)
       .def("named_buffers", &nn::Module::named_buffers, py::arg("prefix") = "", py::arg("recurse") = true)
       .def("children", &nn::Module::children)
@@ -113,32 +117,46 @@ void bind_modules(py::module_& nn) {
           },
           py::arg("state_dict"), py::arg("strict") = true)
       .def(
-          "train", [](nn::Module& self, bool mode) -> nn::Module& { self.train(mode); return self; },
+          "train",
+          [](nn::Module& self, bool mode) -> nn::Module& {
+            self.train(mode);
+            return self;
+          },
           py::arg("mode") = true, py::return_value_policy::reference_internal)
       .def(
-          "eval", [](nn::Module& self) -> nn::Module& { self.eval(); return self; },
+          "eval",
+          [](nn::Module& self) -> nn::Module& {
+            self.eval();
+            return self;
+          },
           py::return_value_policy::reference_internal)
       .def_property_readonly("training", &nn::Module::is_training)
       .def("zero_grad", &nn::Module::zero_grad)
       .def("__repr__", &nn::Module::to_string);
 
   ModuleClass<nn::Sequential>(nn, "Sequential")
-      .def(py::init([](const py::args& modules) { return std::make_shared<nn::Sequential>(held_all(modules)); }))
+      .def(py::init(
+          [](const py::args& modules) { return std::make_shared<nn::Sequential>(held_all(modules)); }))
       .def(
-          "append", [](nn::Sequential& self, const py::handle& m) { self.append(held(m)); }, py::arg("module"))
+          "append", [](nn::Sequential& self, const py::handle& m) { self.append(held(m)); },
+          py::arg("module"))
       .def("__len__", &nn::Sequential::size)
       .def("__getitem__", &nn::Sequential::operator[], py::arg("index"));
   ModuleClass<nn::ModuleList>(nn, "ModuleList")
-      .def(py::init([](const py::iterable& modules) { return std::make_shared<nn::ModuleList>(held_all(modules)); }),
+      .def(py::init([](const py::iterable& modules) {
+             return std::make_shared<nn::ModuleList>(held_all(modules));
+           }),
            py::arg("modules") = py::list())
       .def(
-          "append", [](nn::ModuleList& self, const py::handle& m) { self.append(held(m)); }, py::arg("module"))
+          "append", [](nn::ModuleList& self, const py::handle& m) { self.append(held(m)); },
+          py::arg("module"))
       .def("__len__", &nn::ModuleList::size)
       .def("__getitem__", &nn::ModuleList::operator[], py::arg("index"));
   ModuleClass<nn::Identity>(nn, "Identity").def(py::init<>());
 
-  auto linear = ModuleClass<nn::Linear>(nn, "Linear").def(py::init<int64_t, int64_t, bool>(), py::arg("in_features"),
-                                                          py::arg("out_features"), py::arg("bias") = true);
+  auto linear = ModuleClass<nn::Linear>(nn, "Linear")
+                    .def(py::init<int64_t, int64_t, bool>(), py::arg("in_features"), py::arg("out_features"),
+                         py::arg("bias") = true);
   linear.def_readonly("in_features", &nn::Linear::in_features)
       .def_readonly("out_features", &nn::Linear::out_features);
   tensor_attr(linear, "weight", &nn::Linear::weight);
@@ -155,15 +173,16 @@ void bind_modules(py::module_& nn) {
   tensor_attr(conv, "bias", &nn::ConvNd::bias);
   auto conv_init = [](auto tag) {
     using C = typename decltype(tag)::type;
-    return py::init([](int64_t in, int64_t out, const py::object& k, const py::object& stride, const py::object& padding,
-                       const py::object& dilation, int64_t groups, bool bias) {
-      return std::make_shared<C>(in, out, int_list(k), int_list(stride), conv_padding(padding), int_list(dilation),
-                                 groups, bias);
+    return py::init([](int64_t in, int64_t out, const py::object& k, const py::object& stride,
+                       const py::object& padding, const py::object& dilation, int64_t groups, bool bias) {
+      return std::make_shared<C>(in, out, int_list(k), int_list(stride), conv_padding(padding),
+                                 int_list(dilation), groups, bias);
     });
   };
   auto conv_args = [](auto& cls, auto init) {
-    cls.def(std::move(init), py::arg("in_channels"), py::arg("out_channels"), py::arg("kernel_size"), py::arg("stride") = 1,
-            py::arg("padding") = 0, py::arg("dilation") = 1, py::arg("groups") = 1, py::arg("bias") = true);
+    cls.def(std::move(init), py::arg("in_channels"), py::arg("out_channels"), py::arg("kernel_size"),
+            py::arg("stride") = 1, py::arg("padding") = 0, py::arg("dilation") = 1, py::arg("groups") = 1,
+            py::arg("bias") = true);
   };
   py::class_<nn::Conv1d, nn::ConvNd, std::shared_ptr<nn::Conv1d>> conv1d(nn, "Conv1d");
   conv_args(conv1d, conv_init(std::type_identity<nn::Conv1d>{}));
@@ -173,20 +192,23 @@ void bind_modules(py::module_& nn) {
   conv_args(conv3d, conv_init(std::type_identity<nn::Conv3d>{}));
   auto convt_init = [](auto tag) {
     using C = typename decltype(tag)::type;
-    return py::init([](int64_t in, int64_t out, const py::object& k, const py::object& stride, const py::object& padding,
-                       const py::object& output_padding, int64_t groups, bool bias, const py::object& dilation) {
-      return std::make_shared<C>(in, out, int_list(k), int_list(stride), int_list(padding), int_list(output_padding),
-                                 groups, bias, int_list(dilation));
+    return py::init([](int64_t in, int64_t out, const py::object& k, const py::object& stride,
+                       const py::object& padding, const py::object& output_padding, int64_t groups, bool bias,
+                       const py::object& dilation) {
+      return std::make_shared<C>(in, out, int_list(k), int_list(stride), int_list(padding),
+                                 int_list(output_padding), groups, bias, int_list(dilation));
     });
   };
   auto convt_args = [](auto& cls, auto init) {
-    cls.def(std::move(init), py::arg("in_channels"), py::arg("out_channels"), py::arg("kernel_size"), py::arg("stride") = 1,
-            py::arg("padding") = 0, py::arg("output_padding") = 0, py::arg("groups") = 1, py::arg("bias") = true,
-            py::arg("dilation") = 1);
+    cls.def(std::move(init), py::arg("in_channels"), py::arg("out_channels"), py::arg("kernel_size"),
+            py::arg("stride") = 1, py::arg("padding") = 0, py::arg("output_padding") = 0,
+            py::arg("groups") = 1, py::arg("bias") = true, py::arg("dilation") = 1);
   };
-  py::class_<nn::ConvTranspose1d, nn::ConvNd, std::shared_ptr<nn::ConvTranspose1d>> convt1d(nn, "ConvTranspose1d");
+  py::class_<nn::ConvTranspose1d, nn::ConvNd, std::shared_ptr<nn::ConvTranspose1d>> convt1d(
+      nn, "ConvTranspose1d");
   convt_args(convt1d, convt_init(std::type_identity<nn::ConvTranspose1d>{}));
-  py::class_<nn::ConvTranspose2d, nn::ConvNd, std::shared_ptr<nn::ConvTranspose2d>> convt2d(nn, "ConvTranspose2d");
+  py::class_<nn::ConvTranspose2d, nn::ConvNd, std::shared_ptr<nn::ConvTranspose2d>> convt2d(
+      nn, "ConvTranspose2d");
   convt_args(convt2d, convt_init(std::type_identity<nn::ConvTranspose2d>{}));
 
   auto embedding = ModuleClass<nn::Embedding>(nn, "Embedding")
@@ -220,13 +242,12 @@ void bind_modules(py::module_& nn) {
   py::class_<nn::BatchNorm3d, nn::BatchNorm, std::shared_ptr<nn::BatchNorm3d>> bn3(nn, "BatchNorm3d");
   bn_args(bn3, bn_init(std::type_identity<nn::BatchNorm3d>{}));
 
-  auto layer_norm =
-      ModuleClass<nn::LayerNorm>(nn, "LayerNorm")
-          .def(py::init([](const py::object& shape, double eps, bool affine, bool bias) {
-                 return std::make_shared<nn::LayerNorm>(int_list(shape), eps, affine, bias);
-               }),
-               py::arg("normalized_shape"), py::arg("eps") = 1e-5, py::arg("elementwise_affine") = true,
-               py::arg("bias") = true);
+  auto layer_norm = ModuleClass<nn::LayerNorm>(nn, "LayerNorm")
+                        .def(py::init([](const py::object& shape, double eps, bool affine, bool bias) {
+                               return std::make_shared<nn::LayerNorm>(int_list(shape), eps, affine, bias);
+                             }),
+                             py::arg("normalized_shape"), py::arg("eps") = 1e-5,
+                             py::arg("elementwise_affine") = true, py::arg("bias") = true);
   tensor_attr(layer_norm, "weight", &nn::LayerNorm::weight);
   tensor_attr(layer_norm, "bias", &nn::LayerNorm::bias);
   auto group_norm = ModuleClass<nn::GroupNorm>(nn, "GroupNorm")
@@ -259,18 +280,20 @@ void bind_modules(py::module_& nn) {
              return std::make_shared<nn::MaxPool2d>(int_list(k), optional_int_list(stride), int_list(padding),
                                                     int_list(dilation), ceil_mode);
            }),
-           py::arg("kernel_size"), py::arg("stride") = py::none(), py::arg("padding") = 0, py::arg("dilation") = 1,
-           py::arg("ceil_mode") = false);
+           py::arg("kernel_size"), py::arg("stride") = py::none(), py::arg("padding") = 0,
+           py::arg("dilation") = 1, py::arg("ceil_mode") = false);
   ModuleClass<nn::AvgPool2d>(nn, "AvgPool2d")
-      .def(py::init([](const py::object& k, const py::object& stride, const py::object& padding, bool ceil_mode,
-                       bool count_include_pad) {
+      .def(py::init([](const py::object& k, const py::object& stride, const py::object& padding,
+                       bool ceil_mode, bool count_include_pad) {
              return std::make_shared<nn::AvgPool2d>(int_list(k), optional_int_list(stride), int_list(padding),
                                                     ceil_mode, count_include_pad);
            }),
            py::arg("kernel_size"), py::arg("stride") = py::none(), py::arg("padding") = 0,
            py::arg("ceil_mode") = false, py::arg("count_include_pad") = true);
   ModuleClass<nn::AdaptiveAvgPool2d>(nn, "AdaptiveAvgPool2d")
-      .def(py::init([](const py::object& size) { return std::make_shared<nn::AdaptiveAvgPool2d>(int_list(size)); }),
+      .def(py::init([](const py::object& size) {
+             return std::make_shared<nn::AdaptiveAvgPool2d>(int_list(size));
+           }),
            py::arg("output_size"));
 }
 
@@ -288,32 +311,38 @@ void bind_nn(py::module_& m) {
       .def_property("lr", &Optimizer::lr, &Optimizer::set_lr)
       .def_property_readonly("params", &Optimizer::params)
       .def_property_readonly("steps", &Optimizer::steps_recorded);
-  py::class_<optim::SGD, Optimizer>(nn, "SGD")
-      .def(py::init([](const std::vector<Tensor>& params, double lr, double momentum, double weight_decay,
-                       bool nesterov, bool maximize) {
-             return std::make_unique<optim::SGD>(trainable(params), lr, momentum, 0.0, weight_decay, nesterov,
-                                                 maximize);
-           }),
-           py::arg("params"), py::arg("lr"), py::arg("momentum"), py::arg("weight_decay"), py::arg("nesterov"),
-           py::arg("maximize"));
+  py::class_<optim::SGD, Optimizer>(nn, "SGD").def(
+      py::init([](const std::vector<Tensor>& params, double lr, double momentum, double weight_decay,
+                  bool nesterov, bool maximize) {
+        return std::make_unique<optim::SGD>(trainable(params), lr, momentum, 0.0, weight_decay, nesterov,
+                                            maximize);
+      }),
+      py::arg("params"), py::arg("lr"), py::arg("momentum"), py::arg("weight_decay"), py::arg("nesterov"),
+      py::arg("maximize"));
   py::class_<optim::Adam, Optimizer>(nn, "Adam")
-      .def(py::init([](const std::vector<Tensor>& params, double lr, double b1, double b2, double eps,
-                       double weight_decay) {
-             return std::make_unique<optim::Adam>(trainable(params), lr, std::pair{b1, b2}, eps, weight_decay);
-           }),
-           py::arg("params"), py::arg("lr"), py::arg("b1"), py::arg("b2"), py::arg("eps"), py::arg("weight_decay"));
+      .def(
+          py::init([](const std::vector<Tensor>& params, double lr, double b1, double b2, double eps,
+                      double weight_decay) {
+            return std::make_unique<optim::Adam>(trainable(params), lr, std::pair{b1, b2}, eps, weight_decay);
+          }),
+          py::arg("params"), py::arg("lr"), py::arg("b1"), py::arg("b2"), py::arg("eps"),
+          py::arg("weight_decay"));
   py::class_<optim::AdamW, optim::Adam>(nn, "AdamW")
       .def(py::init([](const std::vector<Tensor>& params, double lr, double b1, double b2, double eps,
                        double weight_decay) {
-             return std::make_unique<optim::AdamW>(trainable(params), lr, std::pair{b1, b2}, eps, weight_decay);
+             return std::make_unique<optim::AdamW>(trainable(params), lr, std::pair{b1, b2}, eps,
+                                                   weight_decay);
            }),
-           py::arg("params"), py::arg("lr"), py::arg("b1"), py::arg("b2"), py::arg("eps"), py::arg("weight_decay"));
+           py::arg("params"), py::arg("lr"), py::arg("b1"), py::arg("b2"), py::arg("eps"),
+           py::arg("weight_decay"));
   py::class_<optim::LAMB, Optimizer>(nn, "LAMB")
-      .def(py::init([](const std::vector<Tensor>& params, double lr, double b1, double b2, double eps,
-                       double weight_decay) {
-             return std::make_unique<optim::LAMB>(trainable(params), lr, std::pair{b1, b2}, eps, weight_decay);
-           }),
-           py::arg("params"), py::arg("lr"), py::arg("b1"), py::arg("b2"), py::arg("eps"), py::arg("weight_decay"));
+      .def(
+          py::init([](const std::vector<Tensor>& params, double lr, double b1, double b2, double eps,
+                      double weight_decay) {
+            return std::make_unique<optim::LAMB>(trainable(params), lr, std::pair{b1, b2}, eps, weight_decay);
+          }),
+          py::arg("params"), py::arg("lr"), py::arg("b1"), py::arg("b2"), py::arg("eps"),
+          py::arg("weight_decay"));
 
   nn.def("safe_load", &load_safetensors, py::arg("path"), py::call_guard<py::gil_scoped_release>());
   nn.def("safe_load_metadata", &load_safetensors_metadata, py::arg("path"));

@@ -1,13 +1,13 @@
 #include "codegen/linearize.h"
 
-#include "codegen/stage.h"
-
 #include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "codegen/stage.h"
 
 namespace lazygrad {
 

@@ -91,8 +91,8 @@ class Stager {
             if (again && in_stores.count(again.get()) && !replace.count(again.get()) &&
                 elements * itemsize(n->dtype) <= kMaxStageBytes) {
               UOpPtr local = new_local(out, n->dtype, elements);
-              out.side_stores[red.get()].push_back(
-                  make_uop(Ops::STORE, n->dtype, {local, index(loop[0], lane.empty() ? nullptr : lane[0]), n}));
+              out.side_stores[red.get()].push_back(make_uop(
+                  Ops::STORE, n->dtype, {local, index(loop[0], lane.empty() ? nullptr : lane[0]), n}));
               replace[again.get()] = make_uop(Ops::LOAD, n->dtype, {local, index(o_ptr, v)});
               found = true;
               return;

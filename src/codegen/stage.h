@@ -23,8 +23,8 @@ namespace lazygrad {
 inline constexpr int64_t kMaxStageBytes = 1 << 20;
 
 struct Staged {
-  UOpPtr sink;                // the kernel's stores, reading staged loads from scratch
-  std::vector<UOpPtr> packs;  // STOREs into scratch, each over its own copies of the load's ranges
+  UOpPtr sink;                 // the kernel's stores, reading staged loads from scratch
+  std::vector<UOpPtr> packs;   // STOREs into scratch, each over its own copies of the load's ranges
   std::vector<UOpPtr> locals;  // DEFINE_LOCAL i: scratch array i (dtype, src[0]: its element count)
   // STOREs into scratch inside a reduction's loop (keyed by the REDUCE), after its body.
   std::unordered_map<const UOp*, std::vector<UOpPtr>> side_stores;

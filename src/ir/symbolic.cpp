@@ -243,7 +243,8 @@ const PatternMatcher& symbolic() {
       {op(Ops::MUL, {op(Ops::ADD, {any("x"), cnst("a")}), cnst("b")}),
        [](const Binds& b, const UOpPtr& u) -> UOpPtr {
          if (u->dtype != kInt64) return nullptr;
-         return idx_add(idx_mul(b["x"], b["b"]->const_int()), index_const(b["a"]->const_int() * b["b"]->const_int()));
+         return idx_add(idx_mul(b["x"], b["b"]->const_int()),
+                        index_const(b["a"]->const_int() * b["b"]->const_int()));
        }},
       {op(Ops::IDIV, {any("x"), cnst("c")}),
        [](const Binds& b, const UOpPtr&) { return b["c"]->is_const(1) ? b["x"] : nullptr; }},

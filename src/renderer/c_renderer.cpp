@@ -182,8 +182,8 @@ class CRenderer {
     std::string frees, missing;
     for (const auto& l : lin_.locals) {
       std::string n = name(l), t = storage_type(l->dtype);
-      kernel << "  " << t << "* restrict " << n << " = (" << t << "*)__builtin_malloc(" << l->src[0]->const_int()
-             << " * sizeof(" << t << "));\n";
+      kernel << "  " << t << "* restrict " << n << " = (" << t << "*)__builtin_malloc("
+             << l->src[0]->const_int() << " * sizeof(" << t << "));\n";
       frees += (frees.empty() ? "" : " ") + ("__builtin_free(" + n + ");");
       missing += (missing.empty() ? "" : " || ") + ("!" + n);
     }
@@ -193,7 +193,8 @@ class CRenderer {
       for (int64_t l = 0; l < lanes(); l++) kernel << (l ? ", " : "") << l;
       kernel << "};\n";
     }
-    kernel << "  for (int64_t g = gstart; g < gend; g++) {\n" << body.str() << "  }\n"
+    kernel << "  for (int64_t g = gstart; g < gend; g++) {\n"
+           << body.str() << "  }\n"
            << (frees.empty() ? "" : "  " + frees + "\n") << "  return err;\n}\n\n";
     kernel << "int " << k_.name
            << "_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend) {\n"
