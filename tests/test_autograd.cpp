@@ -142,6 +142,19 @@ TEST(Autograd, GradcheckOnLayers) {
   Tensor x = Tensor::randn({2, 2, 5, 5}, kFloat64), w = Tensor::randn({3, 2, 3, 3}, kFloat64);
   auto conv = gradcheck([](const std::vector<Tensor>& in) { return in[0].conv2d(in[1], std::nullopt, 2, 1); }, {x, w});
   EXPECT_TRUE(conv.ok) << "conv2d: " << conv.message;
+  // conv2d's input gradient is given by a function (a transposed convolution, src/tensor/conv.cpp):
+  // it is differentiable in turn. The input gradient as a function of the weight, with a fixed
+  // upstream gradient, checked by finite differences; with dilation and groups, and stride 2.
+  Tensor xg = Tensor::randn({2, 4, 6, 6}, kFloat64), wg = Tensor::randn({4, 2, 3, 3}, kFloat64);
+  Tensor up = Tensor::randn({2, 4, 2, 2}, kFloat64);
+  auto second = gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        Tensor xx = in[0].detach();
+        xx.requires_grad(true);
+        return xx.conv2d(in[1], std::nullopt, 2, 1, 2, 2).gradient({xx}, up)[0];
+      },
+      {xg, wg});
+  EXPECT_TRUE(second.ok) << "conv2d input gradient, differentiated: " << second.message;
   Tensor a = Tensor::randn({3, 4}, kFloat64), b = Tensor::randn({4, 5}, kFloat64);
   auto mm = gradcheck([](const std::vector<Tensor>& in) { return in[0].matmul(in[1]).tanh(); }, {a, b});
   EXPECT_TRUE(mm.ok) << "matmul: " << mm.message;

@@ -407,7 +407,9 @@ std::vector<Opt> default_opts(const Kernel& k) {
         int64_t reuse = 0, depends = 0;
         for (const auto& m : loads) {
           Access acc = access_along(m, ax.ranges[a].get());
-          reuse += acc == Access::Broadcast;
+          // A load with a validity (a padded window: checks, and lane by lane at the edges) costs
+          // more than a plain one: sharing it across the tile is worth more.
+          reuse += acc == Access::Broadcast ? (m->src.size() == 3 ? 2 : 1) : 0;
           depends += acc != Access::Broadcast;
         }
         if (!reuse || !depends) continue;

@@ -26,7 +26,8 @@ enum class Ops : uint8_t {
   // Realization.
   CONTIGUOUS,  // a fresh contiguous buffer holding src[0]
   ASSIGN,      // write src[1] into the buffer viewed by src[0]; its value is the updated data
-  DETACH,      // src[0]'s value, through which no gradient flows (detach(), NoGrad)
+  DETACH,      // src[0]'s value, through which no gradient flows (detach(), NoGrad); with a GradFn
+               // arg, the gradient goes to the GradFn's inputs through its function instead
   // Kernel level (after lowering).
   DEFINE_GLOBAL,  // kernel parameter; arg: index
   DEFINE_VAR,     // kernel scalar argument; arg: index

@@ -37,6 +37,7 @@ size_t hash_arg(const Arg& arg) {
   if (auto* b = std::get_if<std::shared_ptr<Buffer>>(&arg)) return mix(h, std::hash<void*>{}(b->get()));
   if (auto* v = std::get_if<std::shared_ptr<VariableState>>(&arg))
     return mix(h, std::hash<void*>{}(v->get()));
+  if (auto* f = std::get_if<std::shared_ptr<GradFn>>(&arg)) return mix(h, std::hash<void*>{}(f->get()));
   return h;
 }
 
@@ -237,6 +238,8 @@ std::string UOp::str(int depth) const {
           os << " var=" << a.get();
         else if constexpr (std::is_same_v<A, RangeArg>)
           os << " id=" << a.id << " " << kAxisLetters[static_cast<int>(a.kind)];
+        else if constexpr (std::is_same_v<A, std::shared_ptr<GradFn>>)
+          os << " grad_fn=" << a.get();
       },
       arg);
   os << "\n";

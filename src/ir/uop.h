@@ -17,6 +17,7 @@
 namespace lazygrad {
 
 struct Buffer;
+struct GradFn;  // a gradient given by a function (src/tensor/tensor_impl.h), on a DETACH
 struct UOp;
 struct VariableState;
 using UOpPtr = std::shared_ptr<const UOp>;
@@ -43,7 +44,8 @@ struct RangeArg {
 };
 
 using Arg = std::variant<std::monostate, int64_t, double, std::vector<int64_t>, ReduceArg,
-                         std::shared_ptr<Buffer>, std::shared_ptr<VariableState>, RangeArg>;
+                         std::shared_ptr<Buffer>, std::shared_ptr<VariableState>, RangeArg,
+                         std::shared_ptr<GradFn>>;
 
 struct UOp {
   Ops op;

@@ -2,6 +2,7 @@
 // every derived op (softmax, matmul, conv, losses, ...) is differentiated through the primitives it
 // is made of. The backward graph is lazy like the forward one, so forward, backward and an
 // optimizer update realized together are scheduled and fused together.
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <mutex>
@@ -200,6 +201,12 @@ const std::unordered_map<Ops, Rule>& rules() {
   return table;
 }
 
+const GradFn* grad_fn(const UOpPtr& u) {
+  if (u->op != Ops::DETACH) return nullptr;
+  auto* f = std::get_if<std::shared_ptr<GradFn>>(&u->arg);
+  return f ? f->get() : nullptr;
+}
+
 // Gradients of root (whose gradient is `upstream`) with respect to each target; null where root
 // does not depend on a target.
 std::vector<UOpPtr> backprop(const UOpPtr& root, const UOpPtr& upstream, const std::vector<UOpPtr>& targets) {
@@ -217,6 +224,8 @@ std::vector<UOpPtr> backprop(const UOpPtr& root, const UOpPtr& upstream, const s
     if (UOpPtr from = r ? nullptr : realized_graphs().find(u.get())) {
       computed_from[u.get()] = from;
       r = visit(from);
+    } else if (grad_fn(u)) {
+      for (size_t k = 1; k < u->src.size(); k++) r = visit(u->src[k]) || r;
     } else if (u->op != Ops::DETACH) {
       for (const auto& s : u->src) r = visit(s) || r;
     }
@@ -236,6 +245,16 @@ std::vector<UOpPtr> backprop(const UOpPtr& root, const UOpPtr& upstream, const s
     if (g == grads.end() || (target_set.count(u.get()) && u->src.empty())) continue;
     if (auto from = computed_from.find(u.get()); from != computed_from.end()) {
       accumulate(from->second, g->second);
+      continue;
+    }
+    if (const GradFn* f = grad_fn(u)) {
+      std::vector<Tensor> inputs;
+      for (size_t k = 1; k < u->src.size(); k++) inputs.push_back(T(u->src[k]));
+      std::vector<Tensor> gs = f->backward(T(g->second), inputs);
+      for (size_t k = 0; k < inputs.size() && k < gs.size(); k++) {
+        const UOpPtr& s = u->src[k + 1];
+        if (gs[k].defined() && reaches[s.get()] && is_float(s->dtype)) accumulate(s, gs[k].uop());
+      }
       continue;
     }
     auto rule = rules().find(u->op);
@@ -278,6 +297,20 @@ Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs) {
   }
   Tensor t = make_tensor(std::move(u));
   t.impl()->requires_grad = needs;
+  return t;
+}
+
+Tensor with_gradient(const Tensor& value, const std::vector<Tensor>& inputs,
+                     std::function<std::vector<Tensor>(const Tensor& g, const std::vector<Tensor>& inputs)> backward) {
+  bool needs = !NoGrad::active() &&
+               std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.requires_grad(); });
+  if (!needs) return value;
+  auto f = std::make_shared<GradFn>();
+  f->backward = std::move(backward);
+  std::vector<UOpPtr> src{value.uop()};
+  for (const Tensor& t : inputs) src.push_back(t.uop());
+  Tensor t = make_tensor(make_uop(Ops::DETACH, value.dtype(), std::move(src), f));
+  t.impl()->requires_grad = true;
   return t;
 }
 

@@ -3,6 +3,7 @@
 // movement ops that lead from it, so it follows the base through realization and assignment.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -40,6 +41,19 @@ Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs);
 // Realizing a tensor that requires grad replaces its graph by its buffer; autograd keeps the graph
 // it came from, so gradients still flow through it afterwards (as PyTorch's do after a read).
 void remember_graph(const TensorImpl& impl, const UOpPtr& before, const UOpPtr& after);
+// A gradient given by a function instead of by the primitives under a value: conv2d's input
+// gradient as a transposed convolution, a fast kernel, where the gradient of the sliding-window
+// view would be a slow one. with_gradient(value, inputs, backward) is value, its own graph cut off
+// from autograd: a DETACH whose further sources are the inputs (graph edges, so the scheduler sees
+// who reads them) and whose arg is the GradFn. Backpropagation sends the upstream gradient g to
+// inputs[i] as backward(g, inputs)[i] (an undefined tensor: none); the inputs it is given are the
+// values at the time of the forward pass, as autograd's rules see their sources.
+struct GradFn {
+  std::function<std::vector<Tensor>(const Tensor& g, const std::vector<Tensor>& inputs)> backward;
+};
+Tensor with_gradient(const Tensor& value, const std::vector<Tensor>& inputs,
+                     std::function<std::vector<Tensor>(const Tensor& g, const std::vector<Tensor>& inputs)> backward);
+
 // Drops the kept graphs of realized tensors that are gone: they hold old buffers, and the
 // scheduler would count them as readers that stop an update from writing in place.
 void forget_dead_graphs();
