@@ -5,7 +5,9 @@
 
 builds the extension module lazygrad._C with CMake (the interpreter running pip is the one it is
 built for) and installs it with the pure-Python package python/lazygrad/. Offline: nothing is
-downloaded (Debian's pybind11-dev, python3-dev and cmake are used).
+downloaded (Debian's pybind11-dev, python3-dev and cmake are used). setuptools' own build folder is
+build/pip (build/ is the CMake build tree; this keeps the two apart); CMAKE_BUILD_PARALLEL_LEVEL
+sets the compile jobs (default: the core count).
 """
 import os
 import shutil
@@ -22,7 +24,7 @@ ROOT = Path(__file__).resolve().parent
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
         build = Path(self.build_temp).resolve() / "cmake"
-        jobs = str(os.cpu_count() or 2)
+        jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 2)
         subprocess.check_call([
             "cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
             "-DLAZYGRAD_BUILD_TESTS=OFF", "-DLAZYGRAD_BUILD_BENCH=OFF", "-DLAZYGRAD_PYTHON=ON",
@@ -46,4 +48,5 @@ setup(
     python_requires=">=3.9",
     install_requires=["numpy"],
     zip_safe=False,
+    options={"build": {"build_base": "build/pip"}},
 )

@@ -18,9 +18,11 @@ int main(int argc, char** argv) {
   int steps = argc > 1 ? std::atoi(argv[1]) : 5;
   uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 0;
   Tensor::manual_seed(seed);
-  auto model =
-      std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(784, 128), std::make_shared<nn::ReLU>(),
-                                       std::make_shared<nn::Linear>(128, 10));
+  // One statement per layer: the order in which a function's arguments are evaluated is unspecified
+  // in C++, and each layer's initialization draws from the generator.
+  auto first = std::make_shared<nn::Linear>(784, 128);
+  auto second = std::make_shared<nn::Linear>(128, 10);
+  auto model = std::make_shared<nn::Sequential>(first, std::make_shared<nn::ReLU>(), second);
   optim::Adam opt(model->parameters(), 1e-3);
   for (int i = 0; i < steps; i++) {
     Tensor x = Tensor::randn({64, 784}), y = Tensor::randint(0, 10, {64});

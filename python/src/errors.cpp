@@ -1,11 +1,21 @@
 // C++ exceptions become Python exceptions with the same message: lazygrad::Error is
-// lazygrad.LazygradError, a subclass of RuntimeError (std::bad_alloc is a MemoryError, as pybind11
-// does by default). Never a crash of the interpreter.
+// lazygrad.LazygradError, a subclass of RuntimeError; an argument pybind11 cannot convert is a
+// TypeError (pybind11's default would be RuntimeError); std::bad_alloc is a MemoryError, as
+// pybind11 does by default. Never a crash of the interpreter.
 #include "bindings.h"
 #include "lazygrad/error.h"
 
 namespace lazygrad::python {
 
-void bind_errors(py::module_& m) { py::register_exception<Error>(m, "LazygradError", PyExc_RuntimeError); }
+void bind_errors(py::module_& m) {
+  py::register_exception<Error>(m, "LazygradError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const py::cast_error& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    }
+  });
+}
 
 }  // namespace lazygrad::python

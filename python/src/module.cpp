@@ -1,10 +1,44 @@
 // lazygrad._C: the C++ core as a Python extension module (pybind11). The package python/lazygrad/
 // imports it and adds what is easier to say in Python; docs/python.md describes the API.
 #include "bindings.h"
+#include "lazygrad/counters.h"
+#include "lazygrad/runtime.h"
+
+namespace py = pybind11;
+using lazygrad::GlobalCounters;
+
+namespace {
+
+// A counter as a static property of GlobalCounters, read and set as its value type.
+template <class Counter>
+void counter(py::class_<GlobalCounters>& gc, const char* name, Counter& c) {
+  using T = decltype(c + 0);  // the value type, for atomic counters too
+  gc.def_property_static(
+      name, [&c](py::handle) { return static_cast<T>(c); }, [&c](py::handle, T v) { c = v; });
+}
+
+}  // namespace
 
 PYBIND11_MODULE(_C, m) {
+  namespace lp = lazygrad::python;
   m.doc() = "lazygrad: lazy tensors with fused, run-time compiled kernels (the C++ core)";
-  lazygrad::python::bind_errors(m);
-  lazygrad::python::bind_tensor(m);
-  lazygrad::python::bind_nn(m);
+  lp::bind_errors(m);
+  lp::bind_dtypes(m);
+  auto cls = lp::bind_tensor(m);
+  lp::bind_creation(cls);
+  lp::bind_tensor_ops(cls);
+  lp::bind_indexing(cls);
+  lp::bind_nn(m);
+
+  py::class_<GlobalCounters> gc(m, "GlobalCounters", "What the runtime did (tinygrad's GlobalCounters).");
+  counter(gc, "kernel_count", GlobalCounters::kernel_count);
+  counter(gc, "compile_count", GlobalCounters::compile_count);
+  counter(gc, "cache_hits", GlobalCounters::cache_hits);
+  counter(gc, "global_ops", GlobalCounters::global_ops);
+  counter(gc, "global_mem", GlobalCounters::global_mem);
+  counter(gc, "time_sum_s", GlobalCounters::time_sum_s);
+  counter(gc, "compile_s", GlobalCounters::compile_s);
+  counter(gc, "mem_used", GlobalCounters::mem_used);
+  gc.def_static("reset", &GlobalCounters::reset);
+  m.def("version", &lazygrad::version);
 }

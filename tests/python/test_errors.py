@@ -1,0 +1,103 @@
+"""C++ errors become Python exceptions with the C++ message; bad Python arguments are TypeErrors,
+bad values the Python layer checks are ValueErrors; nothing crashes the interpreter."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from lazygrad import LazygradError, Tensor, dtypes
+
+
+def test_hierarchy():
+    assert issubclass(LazygradError, RuntimeError)
+
+
+@pytest.mark.parametrize(
+    "fn,match",
+    [
+        (lambda: Tensor.ones(2, 3) + Tensor.ones(4, 5), "add"),
+        (lambda: Tensor.ones(2, 3) @ Tensor.ones(2, 3), "matmul"),
+        (lambda: Tensor.ones(2, 3).reshape(4, 2), "reshape"),
+        (lambda: Tensor.ones(2, 3).permute(0, 0), "permute"),
+        (lambda: Tensor.ones(2, 3).sum(5), "sum"),
+        (lambda: Tensor.ones(2, 3).item(), "item"),
+        (lambda: Tensor([1, 2]).requires_grad_(), "requires_grad"),
+        (lambda: Tensor.ones(2, 3).conv2d(Tensor.ones(4, 5, 3, 3)), "conv"),
+        (lambda: Tensor.ones(2, 2).cat(Tensor.ones(3, 3)), "cat"),
+        (lambda: Tensor.ones(3).backward(), "backward"),
+    ],
+)
+def test_lazygrad_error(fn, match):
+    with pytest.raises(LazygradError, match=match):
+        fn()
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda: Tensor("abc"),
+        lambda: Tensor(object()),
+        lambda: Tensor([1, 2], dtype="complex"),
+        lambda: Tensor([1, 2], dtype=3.5),
+        lambda: Tensor(np.array([1 + 2j])),
+        lambda: Tensor(np.array(["a"])),
+        lambda: Tensor.zeros("a"),
+        lambda: Tensor.zeros(2.5),
+        lambda: Tensor.ones(2) + "x",
+        lambda: Tensor.ones(2).sum(axis="x"),
+        lambda: Tensor.ones(2).reshape("x"),
+        lambda: Tensor.full((2,), "x"),
+        lambda: Tensor.ones(2).clip(min_="a"),
+        lambda: bool(Tensor([1.0])),
+        lambda: Tensor.ones(2).sum(axis=0, dim=0),
+        lambda: Tensor.ones(2).gather("a", Tensor([0])),
+    ],
+)
+def test_type_error(fn):
+    with pytest.raises(TypeError):
+        fn()
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda: Tensor([1.0], device="GPU"),
+        lambda: Tensor.zeros(2, device="cuda"),
+        lambda: Tensor([1.0]).to("METAL"),
+        lambda: Tensor.ones(2).pad((1, 1), mode="reflect"),
+        lambda: Tensor.ones(2).div(Tensor.ones(2), rounding_mode="round"),
+        lambda: Tensor.randint(3, low=5, high=2),
+        lambda: Tensor.ones(2).clip(),
+        lambda: Tensor.ones(1, 1, 4, 4).avg_pool2d(dilation=2),
+        lambda: Tensor(2**64),
+        lambda: Tensor([[1, 2], [3]]),  # ragged
+        lambda: Tensor.ones(2, 2).shrink(((0, 1),)),
+    ],
+)
+def test_value_error(fn):
+    with pytest.raises(ValueError):
+        fn()
+
+
+def test_errors_leave_the_interpreter_usable():
+    t = Tensor.ones(2, 3)
+    for _ in range(3):
+        with pytest.raises(LazygradError):
+            (t + Tensor.ones(3, 2)).realize()
+    assert (t + 1).sum().item() == 12
+    assert Tensor([1.0], dtype=dtypes.float32).item() == 1.0
+
+
+def test_no_crash_on_exit_and_undefined_use():
+    # A child interpreter that makes tensors, errors and numpy views and exits: no crash at teardown.
+    code = (
+        "import lazygrad, numpy as np\n"
+        "from lazygrad import Tensor\n"
+        "a = (Tensor.ones(3) * 2).numpy()\n"
+        "try:\n    Tensor.ones(2) + Tensor.ones(3)\nexcept lazygrad.LazygradError as e:\n    print('caught', e)\n"
+        "print(a.sum())\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "caught" in r.stdout and "6.0" in r.stdout
