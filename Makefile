@@ -60,6 +60,8 @@ bench:
 	@set -e; found=0; for b in $(BUILD)/bench_*; do \
 	  if [ -f "$$b" ] && [ -x "$$b" ]; then found=1; echo "== $$b"; "$$b"; fi; \
 	done; [ $$found = 1 ] || echo "no bench programs (bench/*.cpp)"
+	@if [ -d $(BUILD)/python/lazygrad ]; then echo "== bench/python_step.py"; \
+	  PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/python_step.py --build $(BUILD); fi
 
 # ASan + UBSan at -O1 with asserts on, in its own build dir so it never mixes with the Release build.
 # The fixture parity suites (numerics, run by `make test`) are left out to keep CI's time.

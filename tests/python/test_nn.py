@@ -3,7 +3,7 @@ subclasses register what they are given; state dicts and safetensors files round
 import numpy as np
 import pytest
 
-from lazygrad import LazygradError, Tensor, nn
+from lazygrad import LazygradError, Tensor, TinyJit, nn
 
 torch = pytest.importorskip("torch")
 
@@ -146,3 +146,61 @@ def test_train_eval_modes():
     assert not s.training and not s[1].training
     x = T(np.ones((4, 2)))
     np.testing.assert_array_equal(s(x).numpy(), s[0](x).numpy())  # dropout is off in eval
+
+
+OPTIMIZERS = [
+    (lambda p: nn.optim.SGD(p, lr=0.1), lambda p: torch.optim.SGD(p, lr=0.1)),
+    (lambda p: nn.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+     lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    (lambda p: nn.optim.Adam(p, lr=0.01), lambda p: torch.optim.Adam(p, lr=0.01)),
+    (lambda p: nn.optim.Adam(p, lr=0.01, betas=(0.8, 0.99)), lambda p: torch.optim.Adam(p, lr=0.01, betas=(0.8, 0.99))),
+    (lambda p: nn.optim.AdamW(p, lr=0.01, weight_decay=0.1), lambda p: torch.optim.AdamW(p, lr=0.01, weight_decay=0.1)),
+]
+
+
+@pytest.mark.parametrize("ours,theirs", OPTIMIZERS)
+def test_optimizer_steps_match_torch(ours, theirs):
+    m, tm = nn.Linear(4, 3), torch.nn.Linear(4, 3)
+    copy_into_torch(m, tm)
+    opt, topt = ours(m.parameters()), theirs(tm.parameters())
+    x = RNG.standard_normal((8, 4)).astype(np.float32)
+    y = RNG.integers(0, 3, 8)
+    for _ in range(3):
+        opt.zero_grad()
+        loss = m(T(x)).cross_entropy(Tensor(y.astype(np.int64)))
+        loss.backward()
+        opt.step([loss])
+        topt.zero_grad()
+        tloss = torch.nn.functional.cross_entropy(tm(torch.from_numpy(x)), torch.from_numpy(y))
+        tloss.backward()
+        topt.step()
+        assert loss.item() == pytest.approx(tloss.item(), rel=1e-5)
+    np.testing.assert_allclose(m.weight.numpy(), tm.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_lamb_trust_ratio():
+    # LAMB (tinygrad's; PyTorch has none): one step moves each tensor by lr * ||p|| / ||u|| * u.
+    w = Tensor(np.array([[3.0, 4.0]], np.float32), requires_grad=True)
+    opt = nn.optim.LAMB([w], lr=0.1, eps=0.0)
+    (w * Tensor(np.array([[1.0, -2.0]], np.float32))).sum().backward()
+    opt.step()
+    u = np.array([1.0, -1.0])  # first step: m_hat / sqrt(v_hat) is the gradient's sign
+    want = np.array([3.0, 4.0]) - 0.1 * (5.0 / np.sqrt(2.0)) * u
+    np.testing.assert_allclose(w.numpy()[0], want, rtol=1e-5)
+
+
+def test_tinyjit_replays_and_checks_arguments():
+    calls = []
+
+    @TinyJit
+    def f(x, scale):
+        calls.append(1)
+        return (x * scale).sum()
+
+    for i in range(5):
+        x = T(np.full((4,), float(i)))
+        assert f(x, 2.0).item() == pytest.approx(8.0 * i)
+    assert len(calls) == 2  # run, capture; then replays without Python
+    assert f.captured_kernels >= 1
+    with pytest.raises(ValueError, match="non-Tensor"):
+        f(T(np.ones(4)), 3.0)
