@@ -11,7 +11,7 @@ count() {
 }
 
 core_dirs=(include/lazygrad src/ir src/shape src/tensor src/engine src/codegen src/renderer src/runtime src/nn src/data)
-other_dirs=(apps models tests bench examples scripts)
+other_dirs=(python apps models tests bench examples scripts)
 for d in "${core_dirs[@]}" "${other_dirs[@]}"; do
   printf '%-18s %6d\n' "$d" "$(count "$d")"
 done
