@@ -10,7 +10,7 @@ count() {
     xargs -0 -r cat | grep -cv '^[[:space:]]*$' || true
 }
 
-core_dirs=(include/lazygrad src/ir src/shape src/tensor src/engine src/codegen src/renderer src/runtime src/nn src/data)
+core_dirs=(include/lazygrad src/ir src/shape src/tensor src/engine src/codegen src/renderer src/runtime src/nn src/data src/text)
 other_dirs=(python apps models tests bench examples scripts)
 for d in "${core_dirs[@]}" "${other_dirs[@]}"; do
   printf '%-18s %6d\n' "$d" "$(count "$d")"

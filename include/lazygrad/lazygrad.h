@@ -14,4 +14,5 @@
 #include "lazygrad/scalar.h"
 #include "lazygrad/state_dict.h"
 #include "lazygrad/tensor.h"
+#include "lazygrad/tokenizer.h"
 #include "lazygrad/variable.h"
