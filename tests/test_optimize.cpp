@@ -148,7 +148,7 @@ TEST(Optimize, BoolVectors) {
   expect_all_opts_agree((r < 0.0f).expand({16, 32}).contiguous());
 }
 
-// exp and exp2 on vector lanes are our own polynomials (libm has no vector form): within 2 ulp of
+// exp and exp2 on vector lanes are our own polynomials (libm has no vector form): within 1 ulp of
 // libm on every class of float32 input, subnormal results included.
 TEST(Optimize, VectorExpMatchesLibm) {
   set_flush_denormals(false);
@@ -192,7 +192,7 @@ TEST(Optimize, VectorExpMatchesLibm) {
       int32_t a, b;
       std::memcpy(&a, &got[i], 4);
       std::memcpy(&b, &want, 4);
-      EXPECT_LE(std::abs(static_cast<int64_t>(a) - b), 2)
+      EXPECT_LE(std::abs(static_cast<int64_t>(a) - b), 1)
           << (natural ? "exp(" : "exp2(") << x[i] << "): " << got[i] << " vs libm's " << want;
     }
   }

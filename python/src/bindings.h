@@ -54,10 +54,10 @@ py::array to_numpy(const Tensor& t);   // zero-copy view of a contiguous buffer;
 // Calls that run kernels release the GIL and hold the engine lock instead (the engine runs one
 // evaluation at a time), so other Python threads go on meanwhile. The GIL goes first, so no thread
 // ever waits for the lock while holding the GIL. Nothing inside may touch Python objects.
-std::mutex& engine_mutex();
+std::recursive_mutex& engine_mutex();
 struct Unlocked {
   py::gil_scoped_release release;
-  std::lock_guard<std::mutex> lock{engine_mutex()};
+  std::lock_guard<std::recursive_mutex> lock{engine_mutex()};
 };
 
 // ---- indexing (indexing.cpp) ----

@@ -104,13 +104,13 @@ void bind_modules(py::module_& nn) {
       .def("named_buffers", &nn::Module::named_buffers, py::arg("prefix") = "", py::arg("recurse") = true)
       .def("children", &nn::Module::children)
       .def("named_children", &nn::Module::named_children)
-      .def("state_dict", &nn::Module::state_dict, py::call_guard<py::gil_scoped_release>())
+      .def("state_dict", &nn::Module::state_dict, py::call_guard<Unlocked>())
       .def(
           "load_state_dict",
           [](nn::Module& self, const StateDict& sd, bool strict) {
             nn::IncompatibleKeys keys;
             {
-              py::gil_scoped_release release;
+              Unlocked unlocked;
               keys = self.load_state_dict(sd, strict);
             }
             return py::make_tuple(keys.missing_keys, keys.unexpected_keys);
@@ -306,7 +306,7 @@ void bind_nn(py::module_& m) {
   py::class_<Optimizer>(nn, "Optimizer")
       .def("zero_grad", &Optimizer::zero_grad)
       .def("step", &Optimizer::step, py::arg("also_realize") = std::vector<Tensor>{},
-           py::call_guard<py::gil_scoped_release>())
+           py::call_guard<Unlocked>())
       .def("schedule_step", &Optimizer::schedule_step)
       .def_property("lr", &Optimizer::lr, &Optimizer::set_lr)
       .def_property_readonly("params", &Optimizer::params)
@@ -344,10 +344,10 @@ void bind_nn(py::module_& m) {
           py::arg("params"), py::arg("lr"), py::arg("b1"), py::arg("b2"), py::arg("eps"),
           py::arg("weight_decay"));
 
-  nn.def("safe_load", &load_safetensors, py::arg("path"), py::call_guard<py::gil_scoped_release>());
+  nn.def("safe_load", &load_safetensors, py::arg("path"), py::call_guard<Unlocked>());
   nn.def("safe_load_metadata", &load_safetensors_metadata, py::arg("path"));
   nn.def("safe_save", &save_safetensors, py::arg("path"), py::arg("tensors"),
-         py::arg("metadata") = SafetensorsMetadata{}, py::call_guard<py::gil_scoped_release>());
+         py::arg("metadata") = SafetensorsMetadata{}, py::call_guard<Unlocked>());
 
   // The Jit calls back into Python for its first two calls (run, capture): the callback takes the
   // GIL, the call itself releases it, so replays run kernels without it.
@@ -364,7 +364,7 @@ void bind_nn(py::module_& m) {
              });
            }),
            py::arg("fn"))
-      .def("__call__", &Jit::operator(), py::arg("inputs"), py::call_guard<py::gil_scoped_release>())
+      .def("__call__", &Jit::operator(), py::arg("inputs"), py::call_guard<Unlocked>())
       .def_property_readonly("calls", &Jit::calls)
       .def_property_readonly("captured_kernels", &Jit::captured_kernels)
       .def("reset", &Jit::reset);

@@ -58,8 +58,8 @@ DType float_or(py::handle dtype) { return to_dtype(dtype).value_or(kFloat32); }
 
 }  // namespace
 
-std::mutex& engine_mutex() {
-  static std::mutex mu;
+std::recursive_mutex& engine_mutex() {
+  static std::recursive_mutex mu;  // recursive: the Jit's callback into Python may evaluate again
   return mu;
 }
 
@@ -234,9 +234,13 @@ numpy array (any dtype, any strides) or another Tensor.)doc");
            "The values as a numpy array; a view of the buffer (no copy) when it is contiguous.")
       .def(
           "__array__",
-          [](const Tensor& t, py::handle dtype, py::handle /*copy: numpy 2's keyword*/) -> py::object {
-            py::array a = to_numpy(t);
-            return dtype.is_none() ? py::object(a) : a.attr("astype")(dtype);
+          [](const Tensor& t, py::handle dtype, py::handle copy) -> py::object {
+            // numpy 2 passes copy=True for np.array(t) and does not copy again: a view of the
+            // buffer would see later assigns (an optimizer step, a Jit replay).
+            py::object a = to_numpy(t);
+            if (!dtype.is_none()) a = a.attr("astype")(dtype);
+            if (!copy.is_none() && copy.cast<bool>()) a = a.attr("copy")();
+            return a;
           },
           py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def("tolist", [](const Tensor& t) { return to_numpy(t).attr("tolist")(); })

@@ -97,7 +97,6 @@ class Linearizer {
               [](const UOpPtr& a, const UOpPtr& b) { return a->as<RangeArg>().id < b->as<RangeArg>().id; });
     int64_t trips = 1;
     for (const auto& l : loops) trips *= l->src[0]->const_int();
-    std::set<const UOp*> own(loop_set);
     // Hoist what needs no loop at all (a value inside a reduction's body waits for its loop).
     std::function<void(const UOpPtr&)> hoist = [&](const UOpPtr& u) {
       if (done_.count(u.get())) return;
@@ -107,8 +106,8 @@ class Linearizer {
       }
       for (const auto& s : u->src) hoist(s);
     };
+    for (const auto& p : packs) emit_pack(p);  // first: a hoisted value may read a staged load
     for (const auto& s : stores) hoist(s);
-    for (const auto& p : packs) emit_pack(p);
     for (size_t i = 0; i < loops.size(); i++) {
       out.insts.push_back({Step::Open, loops[i], static_cast<int>(i)});
       done_.insert(loops[i].get());

@@ -31,9 +31,12 @@ class Stager {
     for (const auto& l : loops)
       if (!owned.count(l.get())) {
         own_.insert(l.get());
-        own_ptr_[l.get()] = l;
+        own_loops_.push_back(l);
         trips_ *= l->src[0]->const_int();
       }
+    // In id order, so that the kernel's source (its cache key) is the same from run to run.
+    std::sort(own_loops_.begin(), own_loops_.end(),
+              [](const UOpPtr& a, const UOpPtr& b) { return a->as<RangeArg>().id < b->as<RangeArg>().id; });
   }
 
   Staged run() {
@@ -64,19 +67,18 @@ class Stager {
     std::erase_if(free_vectors, [&](const UOpPtr& v) { return owned.count(v.get()) != 0; });
     std::unordered_map<const UOp*, UOpPtr> replace;
     for (const auto& red : reduces) {
-      if (meets_own(ranges(red))) continue;  // not a row statistic: inside the Loop already
+      if (!ranges(red).empty()) continue;  // not a row statistic computed before the Loops
       std::vector<UOpPtr> loop, lane;
       for (size_t i = 1; i < red->src.size(); i++)
         (is_loop(red->src[i].get()) ? loop : lane).push_back(red->src[i]);
       if (loop.size() != 1 || lane.size() > 1) continue;
       // Pair the reduction's loop (and lanes) with an output Loop (and free lanes) of the same size.
-      for (const UOp* o : own_) {
-        if (o->src[0]->const_int() != loop[0]->src[0]->const_int()) continue;
+      for (const UOpPtr& o_ptr : own_loops_) {
+        if (o_ptr->src[0]->const_int() != loop[0]->src[0]->const_int()) continue;
         std::vector<UOpPtr> lane_pairs = lane.empty() ? std::vector<UOpPtr>{nullptr} : free_vectors;
         bool found = false;
         for (const auto& v : lane_pairs) {
           if (v && v->src[0]->const_int() != lane[0]->src[0]->const_int()) continue;
-          UOpPtr o_ptr = own_ptr_.at(o);
           std::unordered_map<const UOp*, UOpPtr> rename{{loop[0].get(), o_ptr}};
           if (v) rename[lane[0].get()] = v;
           auto index = [&](const UOpPtr& l, const UOpPtr& x) {
@@ -89,7 +91,8 @@ class Stager {
             UOpPtr again = plain(n->dtype) ? substitute(n, rename) : nullptr;
             int64_t elements = loop[0]->src[0]->const_int() * (v ? v->src[0]->const_int() : 1);
             if (again && in_stores.count(again.get()) && !replace.count(again.get()) &&
-                elements * itemsize(n->dtype) <= kMaxStageBytes) {
+                bytes_ + elements * itemsize(n->dtype) <= kMaxStageBytes) {
+              bytes_ += elements * itemsize(n->dtype);
               UOpPtr local = new_local(out, n->dtype, elements);
               out.side_stores[red.get()].push_back(make_uop(
                   Ops::STORE, n->dtype, {local, index(loop[0], lane.empty() ? nullptr : lane[0]), n}));
@@ -139,7 +142,8 @@ class Stager {
     for (const auto& s : out.sink->src) visit(s, false);
     int64_t bytes = 0;
     for (const auto& l : loads) bytes += elements(l) * itemsize(l->dtype);
-    if (loads.empty() || bytes > kMaxStageBytes) return;
+    if (loads.empty() || bytes_ + bytes > kMaxStageBytes) return;
+    bytes_ += bytes;
 
     std::unordered_map<const UOp*, UOpPtr> staged;
     for (size_t i = 0; i < loads.size(); i++) {
@@ -242,7 +246,8 @@ class Stager {
 
   const Kernel& k_;
   std::unordered_set<const UOp*> own_;  // the output Loops: Loop ranges no reduction owns
-  std::unordered_map<const UOp*, UOpPtr> own_ptr_;
+  std::vector<UOpPtr> own_loops_;       // the same, in id order
+  int64_t bytes_ = 0;                   // scratch handed out so far, at most kMaxStageBytes
   std::unordered_map<const UOp*, bool> transcendental_;
   int64_t trips_ = 1;
   std::unordered_map<const UOp*, std::set<const UOp*>> ranges_;

@@ -13,6 +13,7 @@ returned tensors are overwritten by the next call (copy what you keep).
         return loss
 """
 import functools
+import weakref
 
 from lazygrad._C import Tensor
 from lazygrad._C import nn as _C_nn
@@ -46,11 +47,20 @@ class TinyJit:
                 a is not b and a != b for (_, a), (_, b) in zip(others, self._others)):
             raise ValueError("TinyJit: the non-Tensor arguments changed between calls")
         self._flat = flat
-        outs = self._jit([flat[i] for i in slots])
+        try:
+            outs = self._jit([flat[i] for i in slots])
+        finally:
+            self._flat = None  # do not keep this call's inputs alive
         return outs[0] if self._structure == "one" else type(self._structure)(outs)
 
     def _run(self, n_args, names):
+        # The C++ Jit holds this function and self holds the Jit: a reference back to self would be
+        # a cycle through C++, which Python's collector cannot see (the Jit's kernels and buffers
+        # would never be freed). A weak one is enough: the Jit only calls it from self.__call__.
+        ref = weakref.ref(self)
+
         def run(inputs):
+            self = ref()
             flat = list(self._flat)
             slots = [i for i, a in enumerate(flat) if isinstance(a, Tensor)]
             for i, t in zip(slots, inputs):

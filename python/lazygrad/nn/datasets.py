@@ -10,7 +10,11 @@ FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
 
 def read_idx(path):
     """An IDX file (gzip-compressed or not) as a numpy array."""
-    data = gzip.open(path).read() if str(path).endswith(".gz") else Path(path).read_bytes()
+    if str(path).endswith(".gz"):
+        with gzip.open(path) as f:
+            data = f.read()
+    else:
+        data = Path(path).read_bytes()
     if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] != 8:
         raise ValueError(f"{path}: not an IDX file of unsigned bytes")
     dims = data[3]

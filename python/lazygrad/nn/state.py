@@ -57,7 +57,9 @@ def load_state_dict(model, state_dict, strict=True, verbose=False):
             if tuple(t.shape) != tuple(state_dict[k].shape):
                 raise ValueError(f"load_state_dict: {k} has shape {tuple(t.shape)}, the state dict "
                                  f"{tuple(state_dict[k].shape)}")
-            t.assign(state_dict[k].cast(t.dtype)).realize()
+            t.assign(state_dict[k])  # assign casts to t's dtype
+    for t in own.values():
+        t.realize()
     return missing, [k for k in state_dict if k not in own]
 
 
