@@ -1,0 +1,229 @@
+// GPT-2 (Radford et al., "Language Models are Unsupervised Multitask Learners", 2019), as Hugging
+// Face's GPT2LMHeadModel computes it, reading HF's checkpoints by HF's tensor names:
+//
+//   wte.weight [vocab, n_embd], wpe.weight [n_positions, n_embd]       token and position embeddings
+//   h.{i}.ln_1.{weight,bias}, h.{i}.attn.c_attn.{weight,bias}          block i: LayerNorm, q|k|v projection
+//   h.{i}.attn.c_proj.{weight,bias}, h.{i}.ln_2.{weight,bias}          attention output, LayerNorm
+//   h.{i}.mlp.c_fc.{weight,bias}, h.{i}.mlp.c_proj.{weight,bias}       MLP n_embd -> 4 n_embd -> n_embd
+//   ln_f.{weight,bias}                                                 the final LayerNorm
+//
+// The projections are HF's Conv1D: weight [in, out], y = x @ W + b (the transpose of nn::Linear's).
+// The LM head is tied to wte. Names may carry a "transformer." prefix (GPT2LMHeadModel's files);
+// HF's h.{i}.attn.bias / masked_bias mask buffers and lm_head.weight are ignored.
+//
+// tokens [B, T] (any integer dtype) -> logits [B, T, vocab_size], float32. forward(tokens, start_pos)
+// also keeps a KV cache: the keys and values of positions [start_pos, start_pos + T) are written into
+// preallocated [B, n_head, n_positions, head_dim] buffers, and the queries attend to every position
+// before theirs, so decoding one token at a time gives the full forward's logits.
+//
+// Header-only and public API only. docs/gpt2.md has the details and what is not done yet.
+#pragma once
+
+#include <lazygrad/nn.h>
+#include <lazygrad/state_dict.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lazygrad::models {
+
+struct GPT2Config {
+  int64_t n_layer = 12;
+  int64_t n_head = 12;
+  int64_t n_embd = 768;
+  int64_t vocab_size = 50257;
+  int64_t n_positions = 1024;
+  double layer_norm_epsilon = 1e-5;
+
+  // The four released sizes (HF: gpt2, gpt2-medium, gpt2-large, gpt2-xl).
+  static GPT2Config gpt2() { return {12, 12, 768, 50257, 1024, 1e-5}; }          // 124M
+  static GPT2Config gpt2_medium() { return {24, 16, 1024, 50257, 1024, 1e-5}; }  // 355M
+  static GPT2Config gpt2_large() { return {36, 20, 1280, 50257, 1024, 1e-5}; }   // 774M
+  static GPT2Config gpt2_xl() { return {48, 25, 1600, 50257, 1024, 1e-5}; }      // 1558M
+};
+
+// HF's Conv1D: a linear layer with its weight stored [in, out]. Initialized as HF does: weight
+// N(0, 0.02), bias zeros.
+class GPT2Conv1D : public nn::Module {
+ public:
+  GPT2Conv1D(int64_t in_features, int64_t out_features) {
+    weight = register_parameter("weight", Tensor::randn({in_features, out_features}) * 0.02);
+    bias = register_parameter("bias", Tensor::zeros({out_features}));
+  }
+  Tensor forward(const Tensor& x) override { return x.matmul(weight) + bias; }
+
+  Tensor weight, bias;
+};
+
+// Masked multi-head self-attention: each position attends to itself and the positions before it.
+class GPT2Attention : public nn::Module {
+ public:
+  explicit GPT2Attention(const GPT2Config& config) : config_(config) {
+    if (config.n_head <= 0 || config.n_embd % config.n_head != 0)
+      throw Error("GPT2: n_embd (" + std::to_string(config.n_embd) + ") must be a multiple of n_head (" +
+                  std::to_string(config.n_head) + ")");
+    c_attn = register_module("c_attn", std::make_shared<GPT2Conv1D>(config.n_embd, 3 * config.n_embd));
+    c_proj = register_module("c_proj", std::make_shared<GPT2Conv1D>(config.n_embd, config.n_embd));
+  }
+
+  Tensor forward(const Tensor& x) override { return forward(x, std::nullopt); }
+
+  // x [B, T, n_embd]. With start_pos, x holds positions [start_pos, start_pos + T): their keys and
+  // values go into the cache and the queries see the cached positions before them too.
+  Tensor forward(const Tensor& x, std::optional<int64_t> start_pos) {
+    const int64_t B = x.size(0), T = x.size(1), C = config_.n_embd, H = config_.n_head, D = C / H;
+    // One projection gives the queries, keys and values; each is split into H heads [B, H, T, D].
+    std::vector<Tensor> qkv = c_attn->forward(x).split(C, -1);
+    auto heads = [&](const Tensor& t) { return t.reshape({B, T, H, D}).transpose(1, 2); };
+    Tensor q = heads(qkv[0]), k = heads(qkv[1]), v = heads(qkv[2]);
+
+    const int64_t past = start_pos.value_or(0);
+    if (start_pos) {
+      if (past < 0 || past + T > config_.n_positions)
+        throw Error("GPT2: positions [" + std::to_string(past) + ", " + std::to_string(past + T) +
+                    ") are outside the KV cache's n_positions " + std::to_string(config_.n_positions));
+      if (!cache_k.defined() || cache_k.size(0) != B) {
+        if (past != 0) throw Error("GPT2: the KV cache must be filled from start_pos 0 for a new batch size");
+        cache_k = Tensor::zeros({B, H, config_.n_positions, D}).contiguous().realize();
+        cache_v = Tensor::zeros({B, H, config_.n_positions, D}).contiguous().realize();
+      }
+      cache_k.slice(2, past, past + T).assign(k);
+      cache_v.slice(2, past, past + T).assign(v);
+      k = cache_k.slice(2, 0, past + T);
+      v = cache_v.slice(2, 0, past + T);
+    }
+    const int64_t S = past + T;  // keys: positions [0, S)
+
+    // Scaled dot-product scores [B, H, T, S]; query i (position past + i) must not see key j > past + i.
+    Tensor scores = q.matmul(k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(D)));
+    Tensor query_pos = Tensor::arange(past, S).reshape({T, 1});
+    Tensor key_pos = Tensor::arange(S).reshape({1, S});
+    scores = scores.masked_fill(key_pos > query_pos, -std::numeric_limits<double>::infinity());
+    Tensor out = scores.softmax(-1).matmul(v);  // [B, H, T, D]
+    // The heads side by side again, then the output projection.
+    return c_proj->forward(out.transpose(1, 2).reshape({B, T, C}));
+  }
+
+  // Forgets the cached keys and values.
+  void reset_cache() { cache_k = cache_v = Tensor(); }
+
+  std::shared_ptr<GPT2Conv1D> c_attn, c_proj;
+  Tensor cache_k, cache_v;  // [B, n_head, n_positions, head_dim], once forward(x, start_pos) ran
+
+ private:
+  GPT2Config config_;
+};
+
+// The position-wise feed-forward network: n_embd -> 4 n_embd -> GELU (tanh approximation, HF's
+// "gelu_new") -> n_embd.
+class GPT2MLP : public nn::Module {
+ public:
+  explicit GPT2MLP(const GPT2Config& config) {
+    c_fc = register_module("c_fc", std::make_shared<GPT2Conv1D>(config.n_embd, 4 * config.n_embd));
+    c_proj = register_module("c_proj", std::make_shared<GPT2Conv1D>(4 * config.n_embd, config.n_embd));
+  }
+  Tensor forward(const Tensor& x) override { return c_proj->forward(c_fc->forward(x).gelu("tanh")); }
+
+  std::shared_ptr<GPT2Conv1D> c_fc, c_proj;
+};
+
+// A transformer block with LayerNorm before each sublayer (GPT-2's change from the original
+// transformer): x + attn(ln_1(x)), then x + mlp(ln_2(x)).
+class GPT2Block : public nn::Module {
+ public:
+  explicit GPT2Block(const GPT2Config& config) {
+    ln_1 = register_module("ln_1", std::make_shared<nn::LayerNorm>(config.n_embd, config.layer_norm_epsilon));
+    attn = register_module("attn", std::make_shared<GPT2Attention>(config));
+    ln_2 = register_module("ln_2", std::make_shared<nn::LayerNorm>(config.n_embd, config.layer_norm_epsilon));
+    mlp = register_module("mlp", std::make_shared<GPT2MLP>(config));
+  }
+
+  Tensor forward(const Tensor& x) override { return forward(x, std::nullopt); }
+  Tensor forward(const Tensor& x, std::optional<int64_t> start_pos) {
+    Tensor h = x + attn->forward(ln_1->forward(x), start_pos);
+    return h + mlp->forward(ln_2->forward(h));
+  }
+
+  std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
+  std::shared_ptr<GPT2Attention> attn;
+  std::shared_ptr<GPT2MLP> mlp;
+};
+
+class GPT2 : public nn::Module {
+ public:
+  explicit GPT2(const GPT2Config& config = GPT2Config::gpt2()) : config(config) {
+    wte = register_module("wte", std::make_shared<nn::Embedding>(config.vocab_size, config.n_embd));
+    wpe = register_module("wpe", std::make_shared<nn::Embedding>(config.n_positions, config.n_embd));
+    h = register_module("h", std::make_shared<nn::ModuleList>());
+    for (int64_t i = 0; i < config.n_layer; ++i) {
+      blocks.push_back(std::make_shared<GPT2Block>(config));
+      h->append(blocks.back());
+    }
+    ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(config.n_embd, config.layer_norm_epsilon));
+  }
+
+  // tokens [B, T] -> logits [B, T, vocab_size], positions 0 .. T - 1, no cache.
+  Tensor forward(const Tensor& tokens) override { return run(tokens, std::nullopt); }
+
+  // tokens [B, T] at positions [start_pos, start_pos + T), attending to the cached keys and values
+  // of the positions before start_pos (written by earlier calls) -> logits [B, T, vocab_size]. The
+  // logits and the caches are realized. Start a new sequence with start_pos 0.
+  Tensor forward(const Tensor& tokens, int64_t start_pos) {
+    Tensor logits = run(tokens, start_pos);
+    std::vector<Tensor> pending{logits};
+    for (const auto& block : blocks) {
+      pending.push_back(block->attn->cache_k);
+      pending.push_back(block->attn->cache_v);
+    }
+    realize(pending);
+    return logits;
+  }
+
+  void reset_cache() {
+    for (const auto& block : blocks) block->attn->reset_cache();
+  }
+
+  // Copies in a Hugging Face GPT-2 checkpoint's tensors (GPT2Model's or GPT2LMHeadModel's names,
+  // with or without "transformer."). Every tensor of this model must be there with its shape,
+  // otherwise lazygrad::Error names the tensor and nothing is loaded. Other entries are ignored.
+  void load_hf_state_dict(const StateDict& checkpoint) {
+    StateDict found;
+    for (const auto& [name, tensor] : ordered_state_dict()) {
+      auto it = checkpoint.find(name);
+      if (it == checkpoint.end()) it = checkpoint.find("transformer." + name);
+      if (it == checkpoint.end()) throw Error("GPT2: the checkpoint has no tensor \"" + name + "\"");
+      if (it->second.shape() != tensor.shape())
+        throw Error("GPT2: tensor \"" + it->first + "\" has shape " + shape_str(it->second.shape()) +
+                    ", expected " + shape_str(tensor.shape()) + " for this config");
+      found[name] = it->second;
+    }
+    load_state_dict(found, /*strict=*/true);
+  }
+
+  GPT2Config config;
+  std::shared_ptr<nn::Embedding> wte, wpe;
+  std::shared_ptr<nn::ModuleList> h;  // the blocks, registered as h.0, h.1, ...
+  std::vector<std::shared_ptr<GPT2Block>> blocks;
+  std::shared_ptr<nn::LayerNorm> ln_f;
+
+ private:
+  Tensor run(const Tensor& tokens, std::optional<int64_t> start_pos) {
+    if (tokens.dim() != 2) throw Error("GPT2: tokens must be [B, T], got " + shape_str(tokens.shape()));
+    const int64_t T = tokens.size(1), past = start_pos.value_or(0);
+    if (past + T > config.n_positions)
+      throw Error("GPT2: " + std::to_string(past + T) + " positions, more than n_positions " +
+                  std::to_string(config.n_positions));
+    // Token embedding plus learned position embedding.
+    Tensor x = wte->forward(tokens) + wpe->forward(Tensor::arange(past, past + T));
+    for (const auto& block : blocks) x = block->forward(x, start_pos);
+    // The final LayerNorm, then the LM head: the token embedding, transposed.
+    return ln_f->forward(x).matmul(wte->weight.t());
+  }
+};
+
+}  // namespace lazygrad::models
