@@ -89,6 +89,7 @@ inline void no_positionals(const Options& opts) {
 
 // ---- commands defined in files of their own ----------------------------------------------------
 
-int cmd_train(const Args& args);  // apps/train.cpp
+int cmd_train(const Args& args);     // apps/train.cpp
+int cmd_generate(const Args& args);  // apps/generate.cpp
 
 }  // namespace lazygrad::cli

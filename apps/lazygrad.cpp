@@ -53,6 +53,25 @@ const Command kCommands[] = {
      "After each epoch: the epoch's time and items/s, `test accuracy: NN.NN%` on the 10k test images,\n"
      "the checkpoint and the plot (train loss per step, test accuracy per epoch). See docs/train.md.",
      cmd_train},
+    {"generate",
+     "--model DIR [--prompt TEXT] [--max-tokens N] [--temperature T] [--top-k K] [--top-p P] "
+     "[--repetition-penalty R] [--seed S]",
+     "generate text with a GPT-2 model from a Hugging Face folder, streamed to stdout",
+     "options:\n"
+     "  --model DIR               config.json, model.safetensors, vocab.json, merges.txt (GPT-2 only)\n"
+     "  --prompt TEXT             the text to continue; printed first (default empty: <|endoftext|>)\n"
+     "  --max-tokens N            at most N new tokens (default 64); also stops at <|endoftext|> and\n"
+     "                            at the model's n_positions\n"
+     "  --temperature T           0: greedy; otherwise softmax(logits / T) (default 1)\n"
+     "  --top-k K                 sample among the K most likely tokens; 0: all (default 0)\n"
+     "  --top-p P                 among the fewest most likely tokens reaching probability P (default 1)\n"
+     "  --repetition-penalty R    Hugging Face's: logits of tokens seen so far / R if positive, * R if\n"
+     "                            negative (default 1: none)\n"
+     "  --seed S                  the sampler's seed; the same seed gives the same text (default 0)\n"
+     "\n"
+     "At the end, stderr gets the prompt's tokens/s (its one forward pass) and the generation's\n"
+     "tokens/s (sampling and one-token forward passes with the KV cache). See docs/gpt2.md.",
+     cmd_generate},
 };
 
 const Command* find_command(std::string_view name) {

@@ -12,6 +12,15 @@
                               config <n_layer> <n_head> <n_embd> <vocab_size> <n_positions> <eps>
                               tokens <B> <T> <B*T ints>
                               logits <B> <T> <vocab> <B*T*vocab floats>
+  gpt2_tiny_generate.txt  the reference's greedy continuation of a fixed prompt (each step the argmax,
+                          the first on a tie, of the last position's logits of a full forward),
+                          until the sequence fills n_positions:
+                              prompt <P> <P ints>
+                              greedy <N> <N ints>
+                              penalized <penalty> <N> <N ints>
+                          the second: greedy after HF's RepetitionPenaltyLogitsProcessor (the logits of
+                          the tokens so far, prompt included, divided by the penalty where positive,
+                          multiplied where negative).
 
 The reference forward below is HF's GPT2LMHeadModel (transformers 4.x, modeling_gpt2.py) written out
 in plain torch, so that the transformers package is not needed: Conv1D is torch.addmm(b, x, W) with
@@ -34,6 +43,7 @@ DEFAULT_OUT = os.path.join(HERE, "..", "tests", "fixtures")
 
 N_LAYER, N_HEAD, N_EMBD, VOCAB, N_POSITIONS, EPS = 2, 4, 16, 101, 16, 1e-5
 B, T = 2, 7
+GEN_PROMPT, GEN_PENALTY = [3, 14, 15, 92, 65], 1.5
 
 
 def make_weights(gen):
@@ -125,6 +135,25 @@ def main():
         f.write(f"config {N_LAYER} {N_HEAD} {N_EMBD} {VOCAB} {N_POSITIONS} {EPS!r}\n")
         f.write(f"tokens {B} {T} " + " ".join(str(int(t)) for t in tokens.flatten()) + "\n")
         f.write(f"logits {B} {T} {VOCAB} " + " ".join(f"{v:.9g}" for v in logits.flatten().tolist()) + "\n")
+    def greedy_continuation(penalty):
+        seq, margin = list(GEN_PROMPT), math.inf
+        with torch.no_grad():
+            while len(seq) < N_POSITIONS:
+                last = gpt2_logits(w, torch.tensor([seq]))[0, -1]
+                seen = torch.tensor(sorted(set(seq)))
+                score = last[seen]
+                last[seen] = torch.where(score < 0, score * penalty, score / penalty)
+                top2 = last.topk(2).values
+                margin = min(margin, float(top2[0] - top2[1]))
+                seq.append(int(last.argmax()))
+        print(f"penalty {penalty}: smallest top-2 logit margin {margin:.4f}")
+        return seq[len(GEN_PROMPT):]
+
+    greedy, penalized = greedy_continuation(1.0), greedy_continuation(GEN_PENALTY)
+    with open(os.path.join(out, "gpt2_tiny_generate.txt"), "w") as f:
+        f.write(f"prompt {len(GEN_PROMPT)} " + " ".join(map(str, GEN_PROMPT)) + "\n")
+        f.write(f"greedy {len(greedy)} " + " ".join(map(str, greedy)) + "\n")
+        f.write(f"penalized {GEN_PENALTY!r} {len(penalized)} " + " ".join(map(str, penalized)) + "\n")
     print(f"max |logit| {logits.abs().max().item():.4f}")
 
 

@@ -11,6 +11,7 @@
 #include "lazygrad/optim.h"
 #include "lazygrad/runtime.h"
 #include "lazygrad/safetensors.h"
+#include "lazygrad/sampling.h"
 #include "lazygrad/scalar.h"
 #include "lazygrad/state_dict.h"
 #include "lazygrad/tensor.h"

@@ -1,0 +1,206 @@
+// `lazygrad generate --model DIR --prompt TEXT`: text from a Hugging Face GPT-2 folder (config.json,
+// model.safetensors, vocab.json, merges.txt), streamed to stdout as it is generated, with the prompt's
+// and the generation's tokens/s on stderr at the end. models/generate.h does the work; docs/gpt2.md
+// describes the options and what is measured.
+#include "../models/generate.h"
+
+#include <lazygrad/lazygrad.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "../models/gpt2.h"
+#include "../src/nn/json_reader.h"
+#include "command.h"
+#include "utf8_stream.h"
+
+namespace lazygrad::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct GenerateConfig {
+  std::string model;
+  std::string prompt;
+  int64_t max_tokens = 64;
+  SamplingOptions sampling;
+  uint64_t seed = 0;
+};
+
+double parse_number(const std::string& option, const std::string& text) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
+    throw UsageError{option + " takes a number, got '" + text + "'"};
+  return value;
+}
+
+int64_t parse_whole(const std::string& option, const std::string& text) {
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0)
+    throw UsageError{option + " takes a whole number >= 0, got '" + text + "'"};
+  return value;
+}
+
+GenerateConfig parse_config(const Args& args) {
+  Options opts = parse_options(args, {"--model", "--prompt", "--max-tokens", "--temperature", "--top-k",
+                                      "--top-p", "--repetition-penalty", "--seed"});
+  no_positionals(opts);
+  GenerateConfig cfg;
+  auto model = opts.get("--model");
+  if (!model || model->empty()) throw UsageError{"--model DIR is needed (a Hugging Face GPT-2 folder)"};
+  cfg.model = *model;
+  if (auto v = opts.get("--prompt")) cfg.prompt = *v;
+  if (auto v = opts.get("--max-tokens")) cfg.max_tokens = parse_whole("--max-tokens", *v);
+  if (auto v = opts.get("--temperature")) cfg.sampling.temperature = parse_number("--temperature", *v);
+  if (auto v = opts.get("--top-k")) cfg.sampling.top_k = parse_whole("--top-k", *v);
+  if (auto v = opts.get("--top-p")) cfg.sampling.top_p = parse_number("--top-p", *v);
+  if (auto v = opts.get("--repetition-penalty"))
+    cfg.sampling.repetition_penalty = parse_number("--repetition-penalty", *v);
+  if (auto v = opts.get("--seed")) {
+    auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), cfg.seed);
+    if (ec != std::errc() || end != v->data() + v->size())
+      throw UsageError{"--seed takes a whole number from 0 to 2^64 - 1, got '" + *v + "'"};
+  }
+  try {
+    validate(cfg.sampling);
+  } catch (const Error& e) {
+    throw UsageError{e.what()};
+  }
+  return cfg;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// config.json's GPT-2 fields. Another model_type is not supported yet.
+models::GPT2Config read_config(const fs::path& path) {
+  const std::string where = path.string();
+  json::Value doc;
+  try {
+    doc = json::parse(read_text(path));
+  } catch (const json::SyntaxError& e) {
+    throw Error(where + ": invalid JSON at byte " + std::to_string(e.offset()) + ": " + e.reason());
+  }
+  if (doc.kind != json::Kind::Object) throw Error(where + ": expected an object");
+  if (const json::Value* type = doc.find("model_type");
+      type && !(type->kind == json::Kind::String && type->text == "gpt2"))
+    throw Error(where + ": model_type " +
+                (type->kind == json::Kind::String ? json::quote(type->text) : "(not a string)") +
+                " is not supported yet: only GPT-2 (\"gpt2\") models");
+  if (const json::Value* act = doc.find("activation_function");
+      act && !(act->kind == json::Kind::String && act->text == "gelu_new"))
+    throw Error(where + ": activation_function " +
+                (act->kind == json::Kind::String ? json::quote(act->text) : "") +
+                " is not supported yet: only GPT-2's \"gelu_new\"");
+  auto number = [&](const char* key) {
+    const json::Value* v = doc.find(key);
+    if (v == nullptr)
+      throw Error(where + ": no \"" + key + "\" (not a GPT-2 config? only GPT-2 models are supported yet)");
+    double x = 0;
+    auto [end, ec] = std::from_chars(v->text.data(), v->text.data() + v->text.size(), x);
+    if (v->kind != json::Kind::Number || ec != std::errc() || end != v->text.data() + v->text.size())
+      throw Error(where + ": \"" + key + "\" at byte " + std::to_string(v->offset) + " is not a number");
+    return x;
+  };
+  auto count = [&](const char* key) {
+    double x = number(key);
+    if (!(x >= 1 && x <= 1e9) || x != std::floor(x))
+      throw Error(where + ": \"" + key + "\" must be a whole number >= 1, got " + doc.find(key)->text);
+    return static_cast<int64_t>(x);
+  };
+  models::GPT2Config c;
+  c.n_layer = count("n_layer");
+  c.n_head = count("n_head");
+  c.n_embd = count("n_embd");
+  c.vocab_size = count("vocab_size");
+  c.n_positions = count("n_positions");
+  c.layer_norm_epsilon = number("layer_norm_epsilon");
+  if (!(c.layer_norm_epsilon > 0)) throw Error(where + ": \"layer_norm_epsilon\" must be > 0");
+  return c;
+}
+
+fs::path need_file(const fs::path& dir, const char* name) {
+  fs::path path = dir / name;
+  if (!fs::is_regular_file(path))
+    throw Error(path.string() + " is missing (the folder must hold " + name + ")");
+  return path;
+}
+
+double per_second(int64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
+
+}  // namespace
+
+int cmd_generate(const Args& args) {
+  const GenerateConfig cfg = parse_config(args);
+  const fs::path dir(cfg.model);
+  if (dir.extension() == ".gguf")
+    throw Error(cfg.model + ": GGUF files are not supported yet: give a Hugging Face GPT-2 folder");
+  if (!fs::exists(dir)) throw Error(cfg.model + ": no such folder");
+  if (!fs::is_directory(dir))
+    throw Error(cfg.model +
+                ": not a folder (give a Hugging Face GPT-2 folder: config.json, model.safetensors, "
+                "vocab.json, merges.txt)");
+  const models::GPT2Config config = read_config(need_file(dir, "config.json"));
+  const fs::path weights = need_file(dir, "model.safetensors");
+  const fs::path vocab = need_file(dir, "vocab.json"), merges = need_file(dir, "merges.txt");
+
+  const GPT2Tokenizer tokenizer = GPT2Tokenizer::from_files(vocab.string(), merges.string());
+  models::GPT2 model(config);
+  model.load_hf_state_dict(load_safetensors(weights.string()));
+
+  const int32_t eos = tokenizer.eos_token_id() < config.vocab_size ? tokenizer.eos_token_id() : -1;
+  std::vector<int32_t> prompt = tokenizer.encode(cfg.prompt);
+  if (prompt.empty()) {
+    if (eos < 0) throw Error("the prompt is empty and the vocabulary has no <|endoftext|> to start from");
+    prompt.push_back(eos);  // as Hugging Face does: GPT-2's BOS is its EOS
+  }
+  for (int32_t id : prompt)
+    if (id >= config.vocab_size)
+      throw Error("the prompt has token " + std::to_string(id) + " (" +
+                  json::quote(tokenizer.id_to_token(id)) + "), outside the model's vocabulary of " +
+                  std::to_string(config.vocab_size));
+
+  Sampler sampler(cfg.sampling, cfg.seed);
+  Utf8Stream text;
+  std::cout << cfg.prompt << std::flush;
+  models::GenerateStats stats;
+  models::generate(
+      model, prompt, sampler, {.max_tokens = cfg.max_tokens, .eos_token_id = eos},
+      [&](int32_t id) {
+        if (id == eos) return;
+        const int32_t one[1] = {id};
+        std::cout << text.push(tokenizer.decode(one)) << std::flush;
+      },
+      &stats);
+  std::cout << text.finish() << "\n" << std::flush;
+
+  char line[256];
+  std::snprintf(line, sizeof line, "prompt: %lld tokens in %.3f s, %.2f tokens/s\n",
+                static_cast<long long>(stats.prompt_tokens), stats.prompt_seconds,
+                per_second(stats.prompt_tokens, stats.prompt_seconds));
+  std::cerr << line;
+  std::snprintf(line, sizeof line, "generation: %lld tokens in %.3f s, %.2f tokens/s (stopped: %s)\n",
+                static_cast<long long>(stats.generated_tokens), stats.generate_seconds,
+                per_second(stats.generated_tokens, stats.generate_seconds), stats.stop_reason.c_str());
+  std::cerr << line;
+  return 0;
+}
+
+}  // namespace lazygrad::cli

@@ -1,0 +1,104 @@
+// Text generation with models/gpt2.h: the prompt goes through the model in one forward (filling the
+// KV cache), then tokens are chosen one at a time by a lazygrad::Sampler from the last position's
+// logits and fed back one by one through the cache. Header-only and public API only.
+#pragma once
+
+#include <lazygrad/error.h>
+#include <lazygrad/sampling.h>
+#include <lazygrad/tensor.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpt2.h"
+
+namespace lazygrad::models {
+
+struct GenerateOptions {
+  int64_t max_tokens = 16;    // at most this many new tokens (>= 0)
+  int32_t eos_token_id = -1;  // stop after this token (it is returned and passed to on_token); -1: none
+};
+
+// What generate() measured. Times are wall-clock seconds: prompt_seconds is the prompt's forward
+// (with the logits copied out); generate_seconds runs from then to the end: every sampling step,
+// every one-token forward and the callbacks.
+struct GenerateStats {
+  int64_t prompt_tokens = 0;
+  int64_t generated_tokens = 0;
+  double prompt_seconds = 0;
+  double generate_seconds = 0;
+  std::string stop_reason;  // "max_tokens", "eos" or "n_positions"
+};
+
+// Generates up to options.max_tokens tokens after `prompt` (ids < vocab_size, 1 to n_positions of
+// them), calling on_token(id) for each as soon as it is chosen (for streaming). Stops after
+// max_tokens tokens, after the end-of-text token, or when the sequence fills the model's
+// n_positions. Returns the new tokens (not the prompt). Resets the model's KV cache first.
+inline std::vector<int32_t> generate(GPT2& model, std::span<const int32_t> prompt, Sampler& sampler,
+                                     const GenerateOptions& options,
+                                     const std::function<void(int32_t)>& on_token = {},
+                                     GenerateStats* stats = nullptr) {
+  const GPT2Config& config = model.config;
+  if (prompt.empty()) throw Error("generate: the prompt has no tokens");
+  if (static_cast<int64_t>(prompt.size()) > config.n_positions)
+    throw Error("generate: the prompt has " + std::to_string(prompt.size()) +
+                " tokens, more than n_positions " + std::to_string(config.n_positions));
+  if (options.max_tokens < 0) throw Error("generate: max_tokens must be >= 0");
+  for (int32_t id : prompt)
+    if (id < 0 || id >= config.vocab_size)
+      throw Error("generate: prompt token " + std::to_string(id) + " is outside the model's vocabulary of " +
+                  std::to_string(config.vocab_size));
+
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  NoGrad no_grad;
+  model.reset_cache();
+  std::vector<int32_t> sequence(prompt.begin(), prompt.end()), generated;
+
+  // Runs tokens at positions [start, start + T) and returns the last position's logits.
+  auto last_logits = [&](std::span<const int32_t> tokens, int64_t start) {
+    const int64_t T = static_cast<int64_t>(tokens.size());
+    std::vector<int64_t> ids(tokens.begin(), tokens.end());
+    Tensor logits = model.forward(Tensor::from_vector(ids, {1, T}), start);
+    return logits.slice(1, T - 1, T).to_vector<float>();
+  };
+
+  GenerateStats s;
+  s.prompt_tokens = static_cast<int64_t>(prompt.size());
+  const Clock::time_point t0 = Clock::now();
+  std::vector<float> logits = last_logits(prompt, 0);
+  const Clock::time_point t1 = Clock::now();
+  s.prompt_seconds = seconds(t0, t1);
+  s.stop_reason = "max_tokens";
+  while (static_cast<int64_t>(generated.size()) < options.max_tokens) {
+    if (static_cast<int64_t>(sequence.size()) >= config.n_positions) {
+      s.stop_reason = "n_positions";
+      break;
+    }
+    const int32_t next = sampler.sample(logits, sequence);
+    sequence.push_back(next);
+    generated.push_back(next);
+    if (on_token) on_token(next);
+    if (next == options.eos_token_id) {
+      s.stop_reason = "eos";
+      break;
+    }
+    // Feed it only if another token will be chosen.
+    if (static_cast<int64_t>(generated.size()) < options.max_tokens &&
+        static_cast<int64_t>(sequence.size()) < config.n_positions)
+      logits = last_logits(std::span<const int32_t>(&sequence.back(), 1),
+                           static_cast<int64_t>(sequence.size()) - 1);
+  }
+  s.generated_tokens = static_cast<int64_t>(generated.size());
+  s.generate_seconds = seconds(t1, Clock::now());
+  if (stats) *stats = s;
+  return generated;
+}
+
+}  // namespace lazygrad::models

@@ -1,0 +1,331 @@
+// Generation (models/generate.h) and `lazygrad generate` (apps/generate.cpp).
+//
+// Parity: tests/fixtures/gpt2_tiny_generate.txt holds the greedy continuations (plain, and with HF's
+// repetition penalty) that the torch reference of scripts/make_gpt2_fixture.py computes for the tiny
+// GPT-2 of gpt2_tiny.safetensors; generation with the KV cache must give exactly those ids.
+//
+// The CLI runs on a tiny Hugging Face-style folder written to a temporary folder: config.json, the
+// tiny checkpoint, and a vocab.json/merges.txt made for its vocabulary of 101. GPT2Tokenizer needs a
+// token for each of the 256 bytes, so the tiny vocab.json has all 256 byte tokens and no merges;
+// their ids are chosen so that the model's 101 are space, newline, the 94 printable ASCII characters
+// and the 5 bytes of "é" (C3 A9) and "€" (E2 82 AC); the other 151 bytes get ids 101..255, which the
+// model never produces (a prompt with one of them is an error).
+#include <gtest/gtest.h>
+#include <lazygrad/lazygrad.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../apps/utf8_stream.h"
+#include "../models/generate.h"
+#include "../src/nn/json_reader.h"
+#include "expect_error.h"
+
+using namespace lazygrad;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fixture_dir() {
+  const char* dir = std::getenv("LAZYGRAD_TEST_FIXTURES");
+#ifdef LAZYGRAD_FIXTURE_DIR
+  if (!dir || !*dir) dir = LAZYGRAD_FIXTURE_DIR;
+#endif
+  return fs::path(dir ? dir : "tests/fixtures");
+}
+
+// The tiny model's config (as gpt2_tiny_logits.txt's first line says).
+models::GPT2Config tiny_config() { return {2, 4, 16, 101, 16, 1e-5}; }
+
+struct GenerateReference {
+  std::vector<int32_t> prompt, greedy, penalized;
+  double penalty = 0;
+};
+
+GenerateReference read_generate_reference() {
+  GenerateReference ref;
+  std::ifstream in(fixture_dir() / "gpt2_tiny_generate.txt");
+  EXPECT_TRUE(in) << "cannot open " << fixture_dir() / "gpt2_tiny_generate.txt";
+  auto ids = [&](const char* name, std::vector<int32_t>& out) {
+    std::string word;
+    size_t n = 0;
+    in >> word;
+    EXPECT_EQ(word, name);
+    if (word == "penalized") in >> ref.penalty;
+    in >> n;
+    out.resize(n);
+    for (auto& v : out) in >> v;
+  };
+  ids("prompt", ref.prompt);
+  ids("greedy", ref.greedy);
+  ids("penalized", ref.penalized);
+  EXPECT_TRUE(in) << "gpt2_tiny_generate.txt is truncated";
+  return ref;
+}
+
+std::shared_ptr<models::GPT2> tiny_model() {
+  auto model = std::make_shared<models::GPT2>(tiny_config());
+  model->load_hf_state_dict(load_safetensors((fixture_dir() / "gpt2_tiny.safetensors").string()));
+  return model;
+}
+
+TEST(Generate, GreedyMatchesReference) {
+  const GenerateReference ref = read_generate_reference();
+  auto model = tiny_model();
+  Sampler greedy({.temperature = 0});
+  std::vector<int32_t> streamed;
+  models::GenerateStats stats;
+  std::vector<int32_t> got = models::generate(
+      *model, ref.prompt, greedy, {.max_tokens = 100}, [&](int32_t id) { streamed.push_back(id); }, &stats);
+  EXPECT_EQ(got, ref.greedy);
+  EXPECT_EQ(streamed, got);
+  // The prompt (5) and the 11 new tokens fill n_positions 16.
+  EXPECT_EQ(stats.prompt_tokens, static_cast<int64_t>(ref.prompt.size()));
+  EXPECT_EQ(stats.generated_tokens, 11);
+  EXPECT_EQ(stats.stop_reason, "n_positions");
+}
+
+TEST(Generate, RepetitionPenaltyMatchesReference) {
+  const GenerateReference ref = read_generate_reference();
+  auto model = tiny_model();
+  Sampler greedy({.temperature = 0, .repetition_penalty = ref.penalty});
+  EXPECT_EQ(models::generate(*model, ref.prompt, greedy, {.max_tokens = 100}), ref.penalized);
+}
+
+TEST(Generate, StopsAtMaxTokensAndEos) {
+  const GenerateReference ref = read_generate_reference();
+  auto model = tiny_model();
+  Sampler greedy({.temperature = 0});
+  models::GenerateStats stats;
+  std::vector<int32_t> got = models::generate(*model, ref.prompt, greedy, {.max_tokens = 3}, {}, &stats);
+  EXPECT_EQ(got, std::vector<int32_t>(ref.greedy.begin(), ref.greedy.begin() + 3));
+  EXPECT_EQ(stats.stop_reason, "max_tokens");
+  // With the 8th greedy token (100, the first that is not 89) as end-of-text: stops right after it.
+  got = models::generate(*model, ref.prompt, greedy, {.max_tokens = 100, .eos_token_id = ref.greedy[7]}, {},
+                         &stats);
+  EXPECT_EQ(got, std::vector<int32_t>(ref.greedy.begin(), ref.greedy.begin() + 8));
+  EXPECT_EQ(stats.stop_reason, "eos");
+  EXPECT_TRUE(models::generate(*model, ref.prompt, greedy, {.max_tokens = 0}).empty());
+}
+
+TEST(Generate, SeededSamplingIsDeterministic) {
+  const GenerateReference ref = read_generate_reference();
+  auto model = tiny_model();
+  auto run = [&](uint64_t seed) {
+    Sampler s({.temperature = 1.0, .top_k = 20, .top_p = 0.9}, seed);
+    return models::generate(*model, ref.prompt, s, {.max_tokens = 8});
+  };
+  EXPECT_EQ(run(11), run(11));
+}
+
+TEST(Generate, BadPromptsAreErrors) {
+  auto model = tiny_model();
+  Sampler s;
+  expect_error([&] { models::generate(*model, std::vector<int32_t>{}, s, {}); }, "generate", "no tokens");
+  expect_error([&] { models::generate(*model, std::vector<int32_t>{1, 101}, s, {}); }, "generate", "101");
+  expect_error([&] { models::generate(*model, std::vector<int32_t>(17, 1), s, {}); }, "generate",
+               "n_positions");
+}
+
+TEST(Utf8Stream, HoldsIncompleteCharacters) {
+  cli::Utf8Stream s;
+  EXPECT_EQ(s.push("ab"), "ab");
+  EXPECT_EQ(s.push("\xE2"), "");  // the first byte of "€"
+  EXPECT_EQ(s.push("\x82"), "");  // the second
+  EXPECT_EQ(s.push("\xAC!"), "\xE2\x82\xAC!");
+  EXPECT_EQ(s.push("x\xC3"), "x");  // "é" split
+  EXPECT_EQ(s.push("\xA9"), "\xC3\xA9");
+  EXPECT_EQ(s.push("\xF0\x9F\x98"), "");  // a 4-byte emoji, 3 bytes so far
+  EXPECT_EQ(s.push("\x80"), "\xF0\x9F\x98\x80");
+  EXPECT_EQ(s.push("\xA9z"), "\xA9z");  // a stray continuation byte passes through
+  EXPECT_EQ(s.push("\xC3"), "");
+  EXPECT_EQ(s.finish(), "\xC3");  // what is left at the end is not lost
+  EXPECT_EQ(s.finish(), "");
+}
+
+// ---- the CLI ----------------------------------------------------------------------------------------
+
+struct RunResult {
+  int exit_status = -1;  // -1: killed by a signal
+  std::string out, err;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary);
+  file << text;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string quoted = "'";
+  for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The bytes the tiny model's ids stand for (see the top of the file), then the rest.
+std::vector<unsigned char> tiny_id_bytes() {
+  std::vector<unsigned char> bytes = {' ', '\n'};
+  for (int b = '!'; b <= '~'; ++b) bytes.push_back(static_cast<unsigned char>(b));
+  for (unsigned char b : {0xC3, 0xA9, 0xE2, 0x82, 0xAC}) bytes.push_back(b);
+  std::vector<bool> used(256, false);
+  for (unsigned char b : bytes) used[b] = true;
+  for (int b = 0; b < 256; ++b)
+    if (!used[b]) bytes.push_back(static_cast<unsigned char>(b));
+  return bytes;
+}
+
+// GPT-2's byte-to-character map (the characters encoder.json spells byte tokens with).
+std::string byte_token(unsigned char b) {
+  auto printable = [](int c) {
+    return (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
+  };
+  char32_t cp = b;
+  if (!printable(b)) {
+    cp = 256;
+    for (int c = 0; c < b; ++c)
+      if (!printable(c)) ++cp;
+  }
+  std::string utf8;
+  if (cp < 0x80) {
+    utf8 += static_cast<char>(cp);
+  } else {
+    utf8 += static_cast<char>(0xC0 | (cp >> 6));
+    utf8 += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return utf8;
+}
+
+class GenerateCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("lazygrad_generate_cli_" + std::to_string(getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    model_ = dir_ / "tiny-gpt2";
+    fs::create_directories(model_);
+    cli_ = fs::read_symlink("/proc/self/exe").parent_path() / "lazygrad";
+    ASSERT_TRUE(fs::exists(cli_)) << cli_ << " is missing: build the lazygrad_cli target";
+    write_file(
+        model_ / "config.json",
+        "{\"model_type\": \"gpt2\", \"activation_function\": \"gelu_new\", \"n_layer\": 2, \"n_head\": 4, "
+        "\"n_embd\": 16, \"vocab_size\": 101, \"n_positions\": 16, \"n_ctx\": 16, "
+        "\"layer_norm_epsilon\": 1e-05}\n");
+    fs::copy_file(fixture_dir() / "gpt2_tiny.safetensors", model_ / "model.safetensors");
+    std::string vocab = "{";
+    const std::vector<unsigned char> bytes = tiny_id_bytes();
+    for (size_t id = 0; id < bytes.size(); ++id)
+      vocab += (id ? ", " : "") + json::quote(byte_token(bytes[id])) + ": " + std::to_string(id);
+    write_file(model_ / "vocab.json", vocab + "}\n");
+    write_file(model_ / "merges.txt", "#version: 0.2\n");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  RunResult run(const std::vector<std::string>& args) const {
+    std::string command = shell_quote(cli_.string());
+    for (const std::string& a : args) command += " " + shell_quote(a);
+    fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    command += " >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string()) + " </dev/null";
+    int status = std::system(command.c_str());
+    RunResult r;
+    r.exit_status = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read_file(out);
+    r.err = read_file(err);
+    return r;
+  }
+
+  fs::path dir_, model_, cli_;
+};
+
+TEST_F(GenerateCli, GreedyPrintsTheReferenceContinuation) {
+  const GenerateReference ref = read_generate_reference();
+  const std::vector<unsigned char> bytes = tiny_id_bytes();
+  std::string prompt, continuation;
+  for (int32_t id : ref.prompt) prompt += static_cast<char>(bytes[static_cast<size_t>(id)]);
+  for (int32_t id : ref.greedy) continuation += static_cast<char>(bytes[static_cast<size_t>(id)]);
+  RunResult r = run({"generate", "--model", model_.string(), "--prompt", prompt, "--max-tokens", "50",
+                     "--temperature", "0"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_EQ(r.out, prompt + continuation + "\n");
+  EXPECT_NE(r.err.find("prompt: 5 tokens"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("generation: 11 tokens"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tokens/s"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("n_positions"), std::string::npos) << r.err;
+}
+
+TEST_F(GenerateCli, SeededSamplingIsDeterministic) {
+  const std::vector<std::string> args = {"generate",
+                                         "--model",
+                                         model_.string(),
+                                         "--prompt",
+                                         "Hi!",
+                                         "--max-tokens",
+                                         "8",
+                                         "--temperature",
+                                         "0.9",
+                                         "--top-k",
+                                         "40",
+                                         "--top-p",
+                                         "0.95",
+                                         "--repetition-penalty",
+                                         "1.2",
+                                         "--seed",
+                                         "3"};
+  RunResult a = run(args), b = run(args);
+  ASSERT_EQ(a.exit_status, 0) << a.err;
+  ASSERT_EQ(b.exit_status, 0) << b.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(a.out.rfind("Hi!", 0), 0u) << a.out;
+  EXPECT_NE(a.err.find("generation: 8 tokens"), std::string::npos) << a.err;
+}
+
+TEST_F(GenerateCli, MissingFolderOrFileIsACleanError) {
+  RunResult r = run({"generate", "--model", (dir_ / "nowhere").string(), "--prompt", "a"});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_NE(r.err.find("error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no such folder"), std::string::npos) << r.err;
+  fs::remove(model_ / "merges.txt");
+  r = run({"generate", "--model", model_.string(), "--prompt", "a"});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_NE(r.err.find("merges.txt is missing"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST_F(GenerateCli, UnsupportedModelsAreCleanErrors) {
+  write_file(dir_ / "model.gguf", "GGUF");
+  RunResult r = run({"generate", "--model", (dir_ / "model.gguf").string()});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_NE(r.err.find("GGUF files are not supported yet"), std::string::npos) << r.err;
+  write_file(model_ / "config.json", "{\"model_type\": \"llama\", \"hidden_size\": 16}");
+  r = run({"generate", "--model", model_.string()});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_NE(r.err.find("\"llama\" is not supported yet"), std::string::npos) << r.err;
+}
+
+TEST_F(GenerateCli, BadOptionsAreUsageErrors) {
+  RunResult r = run({"generate", "--model", model_.string(), "--top-p", "1.5"});
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_NE(r.err.find("top_p"), std::string::npos) << r.err;
+  r = run({"generate", "--prompt", "a"});
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_NE(r.err.find("--model"), std::string::npos) << r.err;
+  // A prompt byte outside the tiny model's 101 tokens (tab has id >= 101).
+  r = run({"generate", "--model", model_.string(), "--prompt", "a\tb"});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_NE(r.err.find("outside the model's vocabulary of 101"), std::string::npos) << r.err;
+}
+
+}  // namespace
