@@ -34,18 +34,9 @@ if check "$dir"; then
 fi
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "fetch_gpt2_tokenizer: installing nodejs npm" >&2
-  if [[ $(id -u) -eq 0 ]]; then
-    as_root=()
-  elif command -v sudo >/dev/null; then
-    as_root=(sudo)
-  else
-    echo "fetch_gpt2_tokenizer: need node and npm (Debian: nodejs npm), or root or sudo to install them" >&2
-    exit 77
-  fi
-  if ! { "${as_root[@]}" apt-get update >&2 &&
-         "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm >&2; }; then
-    echo "fetch_gpt2_tokenizer: could not install nodejs npm" >&2
+  # Debian's nodejs and npm, through the project's installer (apt-get update, then install -y).
+  if ! bash "$(dirname "$0")/install-deps.sh" nodejs npm >&2; then
+    echo "fetch_gpt2_tokenizer: need node and npm (Debian: nodejs npm) and could not install them" >&2
     exit 77
   fi
 fi

@@ -12,7 +12,6 @@
 // model never produces (a prompt with one of them is an error).
 #include <gtest/gtest.h>
 #include <lazygrad/lazygrad.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -27,19 +26,14 @@
 #include "../models/generate.h"
 #include "../src/nn/json_reader.h"
 #include "expect_error.h"
+#include "test_files.h"
 
 using namespace lazygrad;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fixture_dir() {
-  const char* dir = std::getenv("LAZYGRAD_TEST_FIXTURES");
-#ifdef LAZYGRAD_FIXTURE_DIR
-  if (!dir || !*dir) dir = LAZYGRAD_FIXTURE_DIR;
-#endif
-  return fs::path(dir ? dir : "tests/fixtures");
-}
+using test::fixture_dir;
 
 // The tiny model's config (as gpt2_tiny_logits.txt's first line says).
 models::GPT2Config tiny_config() { return {2, 4, 16, 101, 16, 1e-5}; }
@@ -152,27 +146,12 @@ TEST(Utf8Stream, HoldsIncompleteCharacters) {
 
 // ---- the CLI ----------------------------------------------------------------------------------------
 
-struct RunResult {
-  int exit_status = -1;  // -1: killed by a signal
-  std::string out, err;
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using test::read_file;
+using test::RunResult;
 
 void write_file(const fs::path& path, const std::string& text) {
   std::ofstream file(path, std::ios::binary);
   file << text;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string quoted = "'";
-  for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
 }
 
 // The bytes the tiny model's ids stand for (see the top of the file), then the rest.
@@ -234,18 +213,7 @@ class GenerateCli : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  RunResult run(const std::vector<std::string>& args) const {
-    std::string command = shell_quote(cli_.string());
-    for (const std::string& a : args) command += " " + shell_quote(a);
-    fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    command += " >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string()) + " </dev/null";
-    int status = std::system(command.c_str());
-    RunResult r;
-    r.exit_status = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read_file(out);
-    r.err = read_file(err);
-    return r;
-  }
+  RunResult run(const std::vector<std::string>& args) const { return test::run_program(cli_, args, dir_); }
 
   fs::path dir_, model_, cli_;
 };

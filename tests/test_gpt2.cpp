@@ -21,19 +21,14 @@
 
 #include "../models/gpt2.h"
 #include "expect_error.h"
+#include "test_files.h"
 
 using namespace lazygrad;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fixture_dir() {
-  const char* dir = std::getenv("LAZYGRAD_TEST_FIXTURES");
-#ifdef LAZYGRAD_FIXTURE_DIR
-  if (!dir || !*dir) dir = LAZYGRAD_FIXTURE_DIR;
-#endif
-  return fs::path(dir ? dir : "tests/fixtures");
-}
+using test::fixture_dir;
 
 // gpt2_tiny_logits.txt: the config, the tokens and the reference logits.
 struct Reference {

@@ -5,7 +5,6 @@
 // the CLI would spend a minute on the 10k test images.
 #include <gtest/gtest.h>
 #include <lazygrad/lazygrad.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -19,29 +18,15 @@
 
 #include "../models/lenet.h"
 #include "../models/mlp.h"
+#include "test_files.h"
 
 using namespace lazygrad;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct RunResult {
-  int exit_status = -1;  // -1: killed by a signal
-  std::string out, err;
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string quoted = "'";
-  for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
+using test::read_file;
+using test::RunResult;
 
 // Each test gets a folder of its own under the system's temporary folder, removed afterwards.
 class TrainCli : public ::testing::Test {
@@ -59,18 +44,7 @@ class TrainCli : public ::testing::Test {
 
   // Runs `lazygrad <args...>` with stdout and stderr caught in files (stderr is then no terminal:
   // the progress bar prints plain lines).
-  RunResult run(const std::vector<std::string>& args) const {
-    std::string command = shell_quote(cli_.string());
-    for (const std::string& a : args) command += " " + shell_quote(a);
-    fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    command += " >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string()) + " </dev/null";
-    int status = std::system(command.c_str());
-    RunResult r;
-    r.exit_status = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read_file(out);
-    r.err = read_file(err);
-    return r;
-  }
+  RunResult run(const std::vector<std::string>& args) const { return test::run_program(cli_, args, dir_); }
 
   fs::path dir_, cli_;
 };

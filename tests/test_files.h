@@ -1,0 +1,61 @@
+// Files and programs for tests: the fixture folder, reading a file whole, and running the built
+// `lazygrad` binary with its output caught (tests of the CLI).
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace lazygrad::test {
+
+namespace fs = std::filesystem;
+
+// LAZYGRAD_TEST_FIXTURES (ctest sets it), else the source tree's tests/fixtures compiled in by CMake.
+inline fs::path fixture_dir() {
+  const char* dir = std::getenv("LAZYGRAD_TEST_FIXTURES");
+#ifdef LAZYGRAD_FIXTURE_DIR
+  if (!dir || !*dir) dir = LAZYGRAD_FIXTURE_DIR;
+#endif
+  return fs::path(dir ? dir : "tests/fixtures");
+}
+
+inline std::string read_file(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+inline std::string shell_quote(const std::string& s) {
+  std::string quoted = "'";
+  for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+struct RunResult {
+  int exit_status = -1;  // -1: killed by a signal
+  std::string out, err;
+};
+
+// Runs `program args...` with stdout and stderr caught in files in `dir` (stderr is then no
+// terminal: the progress bar prints plain lines) and stdin empty.
+inline RunResult run_program(const fs::path& program, const std::vector<std::string>& args,
+                             const fs::path& dir) {
+  std::string command = shell_quote(program.string());
+  for (const std::string& a : args) command += " " + shell_quote(a);
+  fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  command += " >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string()) + " </dev/null";
+  int status = std::system(command.c_str());
+  RunResult r;
+  r.exit_status = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+}  // namespace lazygrad::test
