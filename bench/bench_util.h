@@ -3,6 +3,7 @@
 
 #include <lazygrad/lazygrad.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bench {
@@ -31,6 +33,27 @@ int64_t int_flag(Usage usage, const char* argv0, const std::string& flag, const 
               (min == 1 ? " needs a positive integer" : " needs a whole number >= " + std::to_string(min)) +
               ", got '" + text + "'");
   return v;
+}
+
+// One command-line argument: `--name=value`, `--name value` for the names in `with_value` (then i
+// moves past the value), or a name alone. text is the argument as given, for error messages.
+// -h and --help call usage(argv0, ""), which exits.
+struct Flag {
+  std::string name, value, text;
+};
+template <class Usage>
+Flag next_flag(int argc, char** argv, int& i, Usage usage,
+               std::initializer_list<std::string_view> with_value) {
+  Flag f{argv[i], "", argv[i]};
+  if (f.name == "-h" || f.name == "--help") usage(argv[0], "");
+  if (auto eq = f.name.find('='); eq != std::string::npos) {
+    f.value = f.name.substr(eq + 1);
+    f.name = f.name.substr(0, eq);
+  } else if (std::find(with_value.begin(), with_value.end(), f.name) != with_value.end()) {
+    if (i + 1 >= argc) usage(argv[0], f.name + " needs a value");
+    f.value = argv[++i];
+  }
+  return f;
 }
 
 // Runs fn with DEBUG=2 and returns the lines it logged that start with `prefix` (the runtime's

@@ -241,20 +241,10 @@ int main(int argc, char** argv) {
   bool torch = true;
   std::vector<const Case*> cases;
   for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i], value;
-    if (arg == "-h" || arg == "--help") usage(argv[0], "");
-    if (arg == "--no-torch") {
+    auto [arg, value, text] = bench::next_flag(argc, argv, i, usage, {"--reps", "--threads", "--cases"});
+    if (text == "--no-torch") {
       torch = false;
-      continue;
-    }
-    if (auto eq = arg.find('='); eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (arg == "--reps" || arg == "--threads" || arg == "--cases") {
-      if (i + 1 >= argc) usage(argv[0], arg + " needs a value");
-      value = argv[++i];
-    }
-    if (arg == "--reps") {
+    } else if (arg == "--reps") {
       reps = static_cast<int>(std::min<int64_t>(bench::int_flag(usage, argv[0], arg, value), 1000));
     } else if (arg == "--threads") {
       threads = static_cast<int>(std::min<int64_t>(bench::int_flag(usage, argv[0], arg, value), 1024));
@@ -266,7 +256,7 @@ int main(int argc, char** argv) {
         cases.push_back(&*it);
       }
     } else {
-      usage(argv[0], "unknown argument '" + std::string(argv[i]) + "'");
+      usage(argv[0], "unknown argument '" + text + "'");
     }
   }
   if (cases.empty())

@@ -171,22 +171,13 @@ int main(int argc, char** argv) {
   int64_t n = int64_t(64) << 20;
   int reps = 5;
   for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i];
-    std::string value;
-    if (arg == "-h" || arg == "--help") usage(argv[0], "");
-    if (auto eq = arg.find('='); eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (arg == "--n" || arg == "--reps") {
-      if (i + 1 >= argc) usage(argv[0], arg + " needs a value");
-      value = argv[++i];
-    }
+    auto [arg, value, text] = bench::next_flag(argc, argv, i, usage, {"--n", "--reps"});
     if (arg == "--n")
       n = bench::int_flag(usage, argv[0], arg, value);
     else if (arg == "--reps")
       reps = static_cast<int>(std::min<int64_t>(bench::int_flag(usage, argv[0], arg, value), 1000));
     else
-      usage(argv[0], "unknown argument '" + std::string(argv[i]) + "'");
+      usage(argv[0], "unknown argument '" + text + "'");
   }
   if (n % kRow != 0) usage(argv[0], "--n must be a multiple of " + std::to_string(kRow) + " (softmax rows)");
 

@@ -206,20 +206,11 @@ int main(int argc, char** argv) {
   bool beam = true;
   int64_t beam_max = 1024;
   for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i], value;
-    if (arg == "-h" || arg == "--help") usage(argv[0], "");
-    if (arg == "--no-beam") {
+    auto [arg, value, text] =
+        bench::next_flag(argc, argv, i, usage, {"--sizes", "--threads", "--reps", "--beam-max"});
+    if (text == "--no-beam")
       beam = false;
-      continue;
-    }
-    if (auto eq = arg.find('='); eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (arg == "--sizes" || arg == "--threads" || arg == "--reps" || arg == "--beam-max") {
-      if (i + 1 >= argc) usage(argv[0], arg + " needs a value");
-      value = argv[++i];
-    }
-    if (arg == "--sizes")
+    else if (arg == "--sizes")
       sizes = parse_list(argv[0], arg, value);
     else if (arg == "--threads")
       thread_counts = parse_list(argv[0], arg, value);
@@ -228,7 +219,7 @@ int main(int argc, char** argv) {
     else if (arg == "--beam-max")
       beam_max = bench::int_flag(usage, argv[0], arg, value);
     else
-      usage(argv[0], "unknown argument '" + std::string(argv[i]) + "'");
+      usage(argv[0], "unknown argument '" + text + "'");
   }
 
   const Cpu cpu = read_cpu();

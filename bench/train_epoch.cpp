@@ -93,21 +93,12 @@ int64_t default_steps(const std::string& model) { return model == "cnn" ? 20 : 1
 Config parse_args(int argc, char** argv) {
   Config cfg;
   for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i], value;
-    if (arg == "-h" || arg == "--help") usage(argv[0], "");
-    if (arg == "--no-torch") {
+    auto [arg, value, text] =
+        bench::next_flag(argc, argv, i, usage,
+                         {"--model", "--steps", "--epochs", "--warmup", "--threads", "--seed", "--data"});
+    if (text == "--no-torch") {
       cfg.torch = false;
-      continue;
-    }
-    if (auto eq = arg.find('='); eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      usage(argv[0], arg + " needs a value");
-    }
-    if (arg == "--model") {
+    } else if (arg == "--model") {
       if (value == "both")
         cfg.models = {"mlp", "cnn"};
       else if (value == "mlp" || value == "cnn")
@@ -127,7 +118,7 @@ Config parse_args(int argc, char** argv) {
     } else if (arg == "--data") {
       cfg.data_dir = value;
     } else {
-      usage(argv[0], "unknown argument '" + std::string(argv[i]) + "'");
+      usage(argv[0], "unknown argument '" + text + "'");
     }
   }
   if (cfg.steps && cfg.epochs > 0) usage(argv[0], "--steps and --epochs do not go together");

@@ -1,39 +1,12 @@
 """tinygrad's `dtypes` namespace over lazygrad's DType values (lazygrad._C.DType)."""
-from lazygrad._C import DType
+from lazygrad._C import DType, dtype_names
 
 _pybool, _pyint = bool, int
 
 
 class dtypes:
-    """Every element type, by PyTorch's names (float32) and tinygrad's/C's aliases (float, half)."""
-
-    bool = DType.bool
-    uint8 = DType.uint8
-    int8 = DType.int8
-    int16 = DType.int16
-    uint16 = DType.uint16
-    int32 = DType.int32
-    uint32 = DType.uint32
-    int64 = DType.int64
-    uint64 = DType.uint64
-    float16 = DType.float16
-    bfloat16 = DType.bfloat16
-    float32 = DType.float32
-    float64 = DType.float64
-    # aliases
-    uchar = uint8
-    char = int8
-    short = int16
-    ushort = uint16
-    int = int32
-    uint = uint32
-    long = int64
-    ulong = uint64
-    half = float16
-    float = float32
-    double = float64
-    default_float = float32
-    default_int = int32
+    """Every element type, by PyTorch's names (float32) and tinygrad's/C's aliases (float, half):
+    the attributes are set below from the C++ table that dtype= strings are parsed with."""
 
     @staticmethod
     def is_float(dt):
@@ -62,3 +35,10 @@ class dtypes:
     def all():
         """All dtypes, in promotion order."""
         return list(DType.__members__.values())
+
+
+# The enum's own members, so that `dtypes.float is dtypes.float32` (a value cast from C++ is a new object).
+_members = {int(m): m for m in DType.__members__.values()}
+for _name, _dt in dtype_names():
+    setattr(dtypes, _name, _members[int(_dt)])
+dtypes.default_float, dtypes.default_int = dtypes.float32, dtypes.int32

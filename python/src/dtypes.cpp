@@ -41,16 +41,18 @@ const char* numpy_char(DType dt) {
   return nullptr;
 }
 
-// Names accepted for dtype= besides DType values: PyTorch's and tinygrad's spellings.
+// Names accepted for dtype= besides DType values: PyTorch's and tinygrad's spellings. Also the
+// attributes of lazygrad.dtypes (python/lazygrad/dtype.py reads them from _C.dtype_names()).
+constexpr std::pair<const char*, DType> kNames[] = {
+    {"bool", kBool},       {"uint8", kUInt8},     {"uchar", kUInt8},     {"int8", kInt8},
+    {"char", kInt8},       {"int16", kInt16},     {"short", kInt16},     {"uint16", kUInt16},
+    {"ushort", kUInt16},   {"int32", kInt32},     {"int", kInt32},       {"uint32", kUInt32},
+    {"uint", kUInt32},     {"int64", kInt64},     {"long", kInt64},      {"uint64", kUInt64},
+    {"ulong", kUInt64},    {"float16", kFloat16}, {"half", kFloat16},    {"bfloat16", kBFloat16},
+    {"float32", kFloat32}, {"float", kFloat32},   {"float64", kFloat64}, {"double", kFloat64}};
+
 std::optional<DType> dtype_from_name(const std::string& s) {
-  static const std::pair<const char*, DType> names[] = {
-      {"bool", kBool},       {"uint8", kUInt8},     {"uchar", kUInt8},     {"int8", kInt8},
-      {"char", kInt8},       {"int16", kInt16},     {"short", kInt16},     {"uint16", kUInt16},
-      {"ushort", kUInt16},   {"int32", kInt32},     {"int", kInt32},       {"uint32", kUInt32},
-      {"uint", kUInt32},     {"int64", kInt64},     {"long", kInt64},      {"uint64", kUInt64},
-      {"ulong", kUInt64},    {"float16", kFloat16}, {"half", kFloat16},    {"bfloat16", kBFloat16},
-      {"float32", kFloat32}, {"float", kFloat32},   {"float64", kFloat64}, {"double", kFloat64}};
-  for (const auto& [name, dt] : names)
+  for (const auto& [name, dt] : kNames)
     if (s == name) return dt;
   return std::nullopt;
 }
@@ -133,6 +135,11 @@ void bind_dtypes(py::module_& m) {
       .def("is_int", [](DType dt) { return is_int(dt); })
       .def("is_unsigned", [](DType dt) { return is_unsigned(dt); });
   m.def("promote_types", &promote_types, py::arg("a"), py::arg("b"));
+  m.def("dtype_names", [] {
+    py::list out;
+    for (const auto& [name, dt] : kNames) out.append(py::make_tuple(name, dt));
+    return out;
+  });
 }
 
 }  // namespace lazygrad::python

@@ -20,7 +20,7 @@ struct Item {
 
 bool is_int(py::handle h) {
   // Leaked on purpose: destroying it after the interpreter is finalized would crash at exit.
-  static py::object& integer = *new py::object(py::module_::import("numpy").attr("integer"));
+  static py::object& integer = *new py::object(numpy().attr("integer"));
   return (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) || py::isinstance(h, integer);
 }
 
@@ -36,7 +36,7 @@ Tensor index_tensor(py::handle h, int64_t n) {
       index_error("tensors used as indices must be integers, got " + std::string(dtype_name(t.dtype())));
     return t;
   }
-  py::array a = py::module_::import("numpy").attr("asarray")(h);
+  py::array a = numpy().attr("asarray")(h);
   char kind = a.dtype().kind();
   if (kind == 'b')
     index_error("indexing with a bool mask is not supported (its shape depends on the values)");

@@ -13,11 +13,6 @@ namespace lazygrad::python {
 
 namespace {
 
-py::module_& numpy() {
-  // Leaked on purpose: destroying it after the interpreter is finalized would crash at exit.
-  static py::module_& np = *new py::module_(py::module_::import("numpy"));
-  return np;
-}
 
 Tensor from_array(py::array a) {
   py::dtype dt = a.dtype();
@@ -57,6 +52,12 @@ Tensor creation(Tensor t, py::handle device, py::handle requires_grad) {
 DType float_or(py::handle dtype) { return to_dtype(dtype).value_or(kFloat32); }
 
 }  // namespace
+
+py::module_& numpy() {
+  // Leaked on purpose: destroying it after the interpreter is finalized would crash at exit.
+  static py::module_& np = *new py::module_(py::module_::import("numpy"));
+  return np;
+}
 
 std::recursive_mutex& engine_mutex() {
   static std::recursive_mutex mu;  // recursive: the Jit's callback into Python may evaluate again

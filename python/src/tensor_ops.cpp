@@ -20,7 +20,7 @@ std::optional<Scalar> to_scalar(py::handle h) {
     return Scalar(static_cast<int64_t>(v));
   }
   if (PyFloat_Check(p)) return Scalar(PyFloat_AS_DOUBLE(p));
-  static py::object& generic = *new py::object(py::module_::import("numpy").attr("generic"));  // never freed
+  static py::object& generic = *new py::object(numpy().attr("generic"));  // never freed
   if (py::isinstance(h, generic)) {
     py::object v = h.attr("item")();
     if (PyBool_Check(v.ptr()) || PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr())) return to_scalar(v);

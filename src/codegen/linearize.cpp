@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "codegen/loop_ranges.h"
 #include "codegen/stage.h"
 
 namespace lazygrad {
@@ -14,7 +15,6 @@ namespace lazygrad {
 namespace {
 
 AxisKind kind_of(const UOp* r) { return r->as<RangeArg>().kind; }
-bool is_loop(const UOp* u) { return u->op == Ops::RANGE && kind_of(u) == AxisKind::Loop; }
 
 class Linearizer {
  public:
@@ -147,21 +147,6 @@ class Linearizer {
     for (const auto& l : loops) done_.erase(l.get());
   }
 
-  // The reduction loops a node depends on.
-  const std::set<const UOp*>& ranges(const UOpPtr& u) {
-    if (auto it = ranges_.find(u.get()); it != ranges_.end()) return it->second;
-    std::set<const UOp*> r;
-    if (is_loop(u.get())) r.insert(u.get());
-    for (size_t i = 0; i < u->src.size(); i++) {
-      if (u->op == Ops::REDUCE && i > 0) continue;  // a REDUCE's own ranges end with it
-      const auto& sr = ranges(u->src[i]);
-      r.insert(sr.begin(), sr.end());
-    }
-    if (u->op == Ops::REDUCE)
-      for (size_t i = 1; i < u->src.size(); i++) r.erase(u->src[i].get());
-    return ranges_[u.get()] = r;
-  }
-
   // Every reduction over the same ranges as red is emitted with it: one loop nest, one accumulator
   // each. A member that depends on another member's value waits for a later nest.
   void emit_reduce_group(const UOpPtr& red, int depth, int64_t trips) {
@@ -220,7 +205,7 @@ class Linearizer {
   }
 
   std::unordered_set<const UOp*> done_;
-  std::unordered_map<const UOp*, std::set<const UOp*>> ranges_;
+  LoopRanges ranges;  // the Loop ranges each node depends on
   std::unordered_map<const UOp*, const UOp*> vector_memo_;
   std::map<std::vector<UOpPtr>, std::vector<UOpPtr>> groups_;
   int64_t lanes_ = 1;

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "codegen/loop_ranges.h"
 #include "codegen/optimize.h"
 #include "runtime/buffer.h"
 
@@ -13,7 +14,6 @@ namespace lazygrad {
 
 namespace {
 
-bool is_loop(const UOp* u) { return u->op == Ops::RANGE && u->as<RangeArg>().kind == AxisKind::Loop; }
 
 class Stager {
  public:
@@ -171,21 +171,6 @@ class Stager {
     out.sink = substitute(out.sink, staged);
   }
 
-  // The Loop ranges a node depends on (a REDUCE's own ranges end with it).
-  const std::set<const UOp*>& ranges(const UOpPtr& u) {
-    if (auto it = ranges_.find(u.get()); it != ranges_.end()) return it->second;
-    std::set<const UOp*> r;
-    if (is_loop(u.get())) r.insert(u.get());
-    for (size_t i = 0; i < u->src.size(); i++) {
-      if (u->op == Ops::REDUCE && i > 0) continue;
-      const auto& sr = ranges(u->src[i]);
-      r.insert(sr.begin(), sr.end());
-    }
-    if (u->op == Ops::REDUCE)
-      for (size_t i = 1; i < u->src.size(); i++) r.erase(u->src[i].get());
-    return ranges_[u.get()] = r;
-  }
-
   bool meets_own(const std::set<const UOp*>& r) const {
     return std::any_of(r.begin(), r.end(), [&](const UOp* x) { return own_.count(x) != 0; });
   }
@@ -250,7 +235,7 @@ class Stager {
   int64_t bytes_ = 0;                   // scratch handed out so far, at most kMaxStageBytes
   std::unordered_map<const UOp*, bool> transcendental_;
   int64_t trips_ = 1;
-  std::unordered_map<const UOp*, std::set<const UOp*>> ranges_;
+  LoopRanges ranges;  // the Loop ranges each node depends on
 };
 
 }  // namespace
