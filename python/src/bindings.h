@@ -49,7 +49,7 @@ Shape varargs_shape(const py::args& args, const char* what);
 Axes to_axes(py::handle axis, py::handle alias = py::none());
 std::optional<int64_t> to_axis(py::handle axis, py::handle alias = py::none());
 void check_device(py::handle device);  // None or "CPU" (any case, ":0" allowed); ValueError else
-py::module_& numpy();                 // the numpy module, imported once
+py::module_& numpy();                  // the numpy module, imported once
 py::array to_numpy(const Tensor& t);   // zero-copy view of a contiguous buffer; GIL released
 
 // Calls that run kernels release the GIL and hold the engine lock instead (the engine runs one

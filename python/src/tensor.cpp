@@ -13,7 +13,6 @@ namespace lazygrad::python {
 
 namespace {
 
-
 Tensor from_array(py::array a) {
   py::dtype dt = a.dtype();
   if (dt.kind() == 'f' && dt.itemsize() > 8) a = a.attr("astype")("f8");  // long double

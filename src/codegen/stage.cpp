@@ -14,7 +14,6 @@ namespace lazygrad {
 
 namespace {
 
-
 class Stager {
  public:
   explicit Stager(const Kernel& k) : k_(k) {
