@@ -231,6 +231,48 @@ TEST(Optimize, DefaultsTileAMatrixProduct) {
   EXPECT_EQ(opt.global_size * tile * 16, 64 * 64);
 }
 
+// A matrix-vector product (a decode step's projection) keeps its output axis for the threads: the
+// long-reduction panel layout is for products with rows to walk down.
+TEST(Optimize, MatrixVectorProduct) {
+  Tensor x = input({1, 3072}), w = input({3072, 768}, 1);
+  Kernel k = only_kernel(x.matmul(w));
+  Kernel opt = apply_opts(k, default_opts(k));
+  EXPECT_GE(opt.global_size, 2);
+  std::vector<float> got = x.matmul(w).to_vector<float>(), xs = x.to_vector<float>(),
+                     ws = w.to_vector<float>();
+  for (int64_t j : {0, 1, 383, 767}) {
+    double want = 0;
+    for (int64_t i = 0; i < 3072; i++) want += static_cast<double>(xs[i]) * ws[i * 768 + j];
+    EXPECT_NEAR(got[j], want, 1e-3 * (1 + std::abs(want))) << j;
+  }
+}
+
+// Gather, index and Embedding sum a one-hot mask over the table's rows; codegen turns that sum
+// into one load per element (indices outside the table read 0, as the mask does).
+TEST(Optimize, OneHotSumIsOneLoad) {
+  Tensor table = Tensor::arange(1000 * 8).reshape({1000, 8}).to(kFloat32).realize();
+  Tensor idx = Tensor::from_vector(std::vector<int64_t>{3, 999, 0, 1000, -1}, {5}).realize();
+  Kernel k = only_kernel(table.index(0, idx));
+  EXPECT_EQ(k.work_per_item, 1) << "no loop over the 1000 rows";
+  EXPECT_EQ(k.name.substr(0, 2), "E_");
+  std::vector<float> got = table.index(0, idx).to_vector<float>();
+  ASSERT_EQ(got.size(), 40u);
+  for (int j = 0; j < 8; j++) {
+    EXPECT_EQ(got[0 * 8 + j], 3 * 8 + j);
+    EXPECT_EQ(got[1 * 8 + j], 999 * 8 + j);
+    EXPECT_EQ(got[2 * 8 + j], j);
+  }
+  // index() wraps -1 to the last row as PyTorch does; 1000 is outside and reads zeros.
+  for (int j = 0; j < 8; j++) EXPECT_EQ(got[3 * 8 + j], 0.0f);
+  for (int j = 0; j < 8; j++) EXPECT_EQ(got[4 * 8 + j], 999 * 8 + j);
+  // The gradient (a sum over the indices into each row) still loops, and is still right.
+  Tensor w = Tensor::ones({4, 2});
+  w.requires_grad(true);
+  Tensor ids = Tensor::from_vector(std::vector<int64_t>{1, 3, 1}, {3});
+  w.index(0, ids).sum().backward();
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{0, 0, 2, 2, 0, 0, 1, 1}));
+}
+
 // An output Loop around a reduction: what the reduction reads that the Loop does not move is copied
 // once into scratch (codegen/stage.h), and the answer stays the same.
 TEST(Optimize, LoopStagesWhatItRepeats) {

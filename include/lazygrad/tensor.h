@@ -36,6 +36,8 @@ class Axes {
   bool all_ = true;
 };
 
+class Variable;  // lazygrad/variable.h
+
 class Tensor {
  public:
   Tensor() = default;  // an undefined tensor; most methods throw on it
@@ -166,7 +168,7 @@ class Tensor {
   Tensor view(const Shape& shape) const { return reshape(shape); }
   Tensor permute(const Shape& order) const;
   Tensor transpose(int64_t dim0, int64_t dim1) const;
-  Tensor t() const;  // 2-D transpose
+  Tensor t() const;                         // 2-D transpose
   Tensor expand(const Shape& shape) const;  // -1 keeps a size
   Tensor expand_as(const Tensor& other) const { return expand(other.shape()); }
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
@@ -178,6 +180,10 @@ class Tensor {
   // x[start:end:step] along dim; negative start/end count from the end and are clamped like Python's.
   Tensor slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step = 1) const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  // narrow() at a Variable's position: `length` elements along dim from start's value when the
+  // kernel runs, so one compiled kernel (and one Jit capture) serves every position, as a decode
+  // step's needs. A value outside [0, size(dim) - length] at launch is a lazygrad::Error. No gradient.
+  Tensor narrow(int64_t dim, const Variable& start, int64_t length) const;
   Tensor select(int64_t dim, int64_t index) const;  // x[..., index, ...], removes dim
   Tensor flip(Axes dims) const;
   Tensor contiguous() const;  // forces a kernel that writes a fresh, contiguous buffer
@@ -193,11 +199,12 @@ class Tensor {
   // d(this)/d(leaves), accumulated into each leaf's grad(). Without a gradient, this must be a scalar.
   void backward() const;
   void backward(const Tensor& gradient) const;
-  Tensor grad() const;  // undefined until a backward reaches this leaf
-  void zero_grad();     // forgets the accumulated gradient (PyTorch's set_to_none)
+  Tensor grad() const;    // undefined until a backward reaches this leaf
+  void zero_grad();       // forgets the accumulated gradient (PyTorch's set_to_none)
   Tensor detach() const;  // the same data, cut off from the gradient graph
   // Gradients of this with respect to `targets` (tinygrad's Tensor.gradient); no .grad is touched.
-  std::vector<Tensor> gradient(const std::vector<Tensor>& targets, std::optional<Tensor> gradient = std::nullopt) const;
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets,
+                               std::optional<Tensor> gradient = std::nullopt) const;
 
   // ---- math and activations (src/tensor/math.cpp) ----
   // (issue 3: math)
@@ -209,7 +216,7 @@ class Tensor {
   Tensor expm1() const;  // exp(x) - 1, accurate near 0
   Tensor log1p() const;  // log(1 + x), accurate near 0
   Tensor erf() const;
-  Tensor erfc() const;  // 1 - erf(x), accurate where erf(x) is near 1
+  Tensor erfc() const;    // 1 - erf(x), accurate where erf(x) is near 1
   Tensor sign() const;    // keeps the dtype; NaN gives 0 (torch 1.13)
   Tensor square() const;  // keeps the dtype (bool gives int64)
   Tensor round() const;   // half to even; keeps the dtype
@@ -232,7 +239,7 @@ class Tensor {
   Tensor silu() const;
   Tensor mish() const;
   Tensor softplus(double beta = 1.0, double threshold = 20.0) const;
-  Tensor softsign() const;  // also integers (float32 result)
+  Tensor softsign() const;                                             // also integers (float32 result)
   Tensor hardtanh(double min_val = -1.0, double max_val = 1.0) const;  // also integers
   Tensor hardswish() const;
   Tensor hardsigmoid() const;
@@ -433,6 +440,12 @@ class Tensor {
 
   // ---- in place: seen through every handle and view of this data ----
   Tensor& assign(const Tensor& value);
+  // torch's narrow(dim, start, n).copy_(value) that writes only the n slices (one kernel over
+  // value's elements, not over the whole tensor: a KV cache's one new position). value broadcasts
+  // to the region. A lazy tensor is realized first. With a Variable, the start is read when the
+  // kernel runs (see narrow above). Not on a view; no gradient flows through the write.
+  Tensor& narrow_assign(int64_t dim, int64_t start, const Tensor& value);
+  Tensor& narrow_assign(int64_t dim, const Variable& start, const Tensor& value);
   Tensor& operator+=(const Tensor& other);
   Tensor& operator+=(Scalar other);
   Tensor& operator-=(const Tensor& other);

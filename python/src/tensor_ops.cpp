@@ -613,7 +613,8 @@ void bind_tensor_ops(TensorClass& cls) {
             return r;
           },
           arg("arg"))
-      .def("narrow", &Tensor::narrow, arg("dim"), arg("start"), arg("length"))
+      .def("narrow", py::overload_cast<int64_t, int64_t, int64_t>(&Tensor::narrow, py::const_), arg("dim"),
+           arg("start"), arg("length"))
       .def("select", &Tensor::select, arg("dim"), arg("index"))
       .def(
           "cat",

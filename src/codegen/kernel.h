@@ -11,6 +11,13 @@
 
 namespace lazygrad {
 
+// A Variable that positions a read or a write (narrow at a Variable position) must lie in [lo, hi]
+// when the kernel runs; a kernel cannot raise, so this is checked before each launch.
+struct VarBound {
+  size_t var;  // DEFINE_VAR index
+  int64_t lo, hi;
+};
+
 struct Kernel {
   std::string name;       // e.g. r_64_33: reduce, then the loop sizes
   UOpPtr sink;            // SINK(STORE...) over DEFINE_GLOBAL(i) params and RANGEs (see AxisKind)
@@ -21,7 +28,8 @@ struct Kernel {
   std::vector<bool> written;                         // param i is stored to
   std::vector<const UOp*> reads;                     // realized nodes (other kernels' outputs) read
   std::vector<std::shared_ptr<VariableState>> vars;  // DEFINE_VAR i -> the value it reads at launch
-  std::string opts;                                  // the optimizations applied, for DEBUG=2
+  std::vector<VarBound> var_bounds;
+  std::string opts;  // the optimizations applied, for DEBUG=2
 };
 
 // Tensor-level subgraph to kernel: `root` is computed into `out` (through `out_view`, a movement

@@ -7,6 +7,8 @@
 #include <unordered_set>
 
 #include "codegen/kernel.h"
+#include "codegen/optimize.h"
+#include "ir/rewrite.h"
 #include "lazygrad/error.h"
 #include "runtime/buffer.h"
 #include "shape/view.h"
@@ -14,6 +16,52 @@
 namespace lazygrad {
 
 namespace {
+
+// v with every load whose index depends on e also guarded by `valid` (it reads nothing outside).
+UOpPtr guard_loads(const UOpPtr& v, const UOp* e, const UOpPtr& valid,
+                   std::unordered_map<const UOp*, UOpPtr>& memo) {
+  if (auto it = memo.find(v.get()); it != memo.end()) return it->second;
+  std::vector<UOpPtr> src;
+  bool changed = false;
+  for (const auto& s : v->src) {
+    src.push_back(guard_loads(s, e, valid, memo));
+    changed |= src.back() != s;
+  }
+  UOpPtr out = v;
+  if (v->op == Ops::LOAD && depends_on(v->src[1], e)) {
+    src.resize(3);
+    src[2] = bool_and(src[2], valid);
+    out = make_uop(Ops::LOAD, v->dtype, src);
+  } else if (changed) {
+    out = make_uop(v->op, v->dtype, src, v->arg);
+  }
+  return memo[v.get()] = out;
+}
+
+// The sum over one range r of where(e == r, v, 0), where e does not depend on r, is v at r = e
+// (0 where e lies outside [0, n)): the one-hot masks that gather, index and Embedding are made of
+// (tensor/indexing.cpp) become one load instead of a loop over the whole table. tinygrad folds the
+// same pattern. eq(a, b) is CMPNE(CMPNE(a, b), true).
+const PatternMatcher& one_hot_sum() {
+  static const PatternMatcher pm(
+      {{op(Ops::REDUCE,
+           {op(Ops::WHERE,
+               {op(Ops::CMPNE, {commute(op(Ops::CMPNE, {any("e"), op(Ops::RANGE, {}, "r")})), cnst("t")}),
+                any("v"), cnst("zero")}),
+            any("range")}),
+        [](const Binds& b, const UOpPtr& sum) -> UOpPtr {
+          const UOpPtr &r = b["r"], &zero = b["zero"];
+          if (sum->as<ReduceArg>().op != Ops::ADD || r != b["range"] || !b["t"]->is_const(1) ||
+              !zero->is_const(0) || depends_on(b["e"], r.get()))
+            return nullptr;
+          UOpPtr e = b["e"]->dtype == kInt64 ? b["e"] : alu(Ops::CAST, kInt64, {b["e"]});
+          UOpPtr valid = bool_and(idx_ge(e, 0), idx_lt(e, r->src[0]->const_int()));
+          std::unordered_map<const UOp*, UOpPtr> memo;
+          UOpPtr v = guard_loads(substitute(b["v"], {{r.get(), e}}), e.get(), valid, memo);
+          return alu(Ops::WHERE, sum->dtype, {valid, v, zero});
+        }}});
+  return pm;
+}
 
 class Lowerer {
  public:
@@ -88,6 +136,12 @@ class Lowerer {
         if (it == vars_.end()) vars_.push_back(u.get());
         return make_uop(Ops::DEFINE_VAR, u->dtype, {}, k);
       }
+      case Ops::SHRINK_AT: {  // the source read at the index shifted by the start along one axis
+        const auto& a = u->as<std::vector<int64_t>>();
+        std::vector<UOpPtr> src_idx = idx;
+        src_idx[a[0]] = alu(Ops::ADD, idx[a[0]], start(u->src[1], 0, u->src[0]->shape[a[0]] - a[1]));
+        return lower(u->src[0], src_idx);
+      }
       case Ops::IOTA:
         return idx[0]->dtype == u->dtype ? idx[0] : alu(Ops::CAST, u->dtype, {idx[0]});
       case Ops::CONTIGUOUS:
@@ -103,7 +157,12 @@ class Lowerer {
         }
         std::vector<UOpPtr> src{lower(u->src[0], src_idx)};
         src.insert(src.end(), ranges.begin(), ranges.end());
-        return make_uop(Ops::REDUCE, u->dtype, src, ReduceArg{r.op, {}});
+        UOpPtr sum = make_uop(Ops::REDUCE, u->dtype, src, ReduceArg{r.op, {}});
+        if (UOpPtr folded = one_hot_sum().rewrite_once(sum)) {
+          reduce_work_ /= std::max<int64_t>(u->src[0]->shape[r.axes[0]], 1);
+          return folded;
+        }
+        return sum;
       }
       default:
         break;
@@ -114,8 +173,17 @@ class Lowerer {
     return alu(u->op, u->dtype, src);
   }
 
+  // A narrow's start (a CONST, or an integer VAR that must lie in [lo, hi] at launch) as an int64
+  // index term.
+  UOpPtr start(const UOpPtr& s, int64_t lo, int64_t hi) {
+    UOpPtr v = lower(s, {});
+    if (v->op == Ops::DEFINE_VAR) bounds_.push_back({static_cast<size_t>(v->as<int64_t>()), lo, hi});
+    return v->dtype == kInt64 ? v : alu(Ops::CAST, kInt64, {v});
+  }
+
   std::vector<std::shared_ptr<Buffer>> buffers_;
   std::vector<bool> written_;
+  std::vector<VarBound> bounds_;
   std::vector<const UOp*> reads_;
   std::vector<const UOp*> vars_;
   int64_t reduce_work_ = 1;
@@ -155,7 +223,9 @@ std::string kernel_name(const UOpPtr& root, const Shape& out_shape) {
 Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, const UOpPtr& out_view,
                     const RealizedMap& realized) {
   Lowerer L(realized, root.get());
-  const Shape& shape = root->shape;
+  // A narrow_assign (ASSIGN with a start) loops over its value's region only.
+  const bool region = root->op == Ops::ASSIGN && root->src.size() == 3;
+  const Shape& shape = region ? root->src[1]->shape : root->shape;
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
   // One Output range per axis; the optimizer decides how they become loops (optimize.cpp).
@@ -177,9 +247,16 @@ Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, cons
     }
     ShapeTracker st = ShapeTracker::contiguous(base->shape);
     for (size_t i = chain.size(); i-- > 0;) st = st.apply(chain[i]->op, chain[i]->as<std::vector<int64_t>>());
-    auto [f, valid] = st.to_index(idx);
+    std::vector<UOpPtr> at = idx;
+    if (region) {
+      const int64_t axis = root->as<int64_t>();
+      at[axis] = alu(Ops::ADD, idx[axis], L.start(root->src[2], 0, root->shape[axis] - shape[axis]));
+    }
+    auto [f, valid] = st.to_index(at);
     if (valid) throw Error("assign: cannot write through a padded view");
     flat = f;
+  } else if (region) {
+    throw Error("narrow_assign: the write must go into the tensor's own buffer");
   }
   if (value->dtype != out->dtype) value = alu(Ops::CAST, out->dtype, {value});
   UOpPtr store = make_uop(Ops::STORE, out->dtype, {out_param, flat, value});
@@ -193,6 +270,7 @@ Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, cons
   k.written = L.written_;
   k.reads = L.reads_;
   for (const UOp* v : L.vars_) k.vars.push_back(v->as<std::shared_ptr<VariableState>>());
+  k.var_bounds = L.bounds_;
   return k;
 }
 

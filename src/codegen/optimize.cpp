@@ -430,9 +430,14 @@ std::vector<Opt> default_opts(const Kernel& k) {
     // walks down the rows (at N = 2048: 120 GFLOP/s instead of 39 here).
     int64_t reduce_size = 1;
     for (size_t b = ax.n_output; b < ax.ranges.size(); b++) reduce_size *= ax.sizes[b];
+    // Only with rows to walk down: a matrix-vector product's one output axis is both the columns
+    // and the tile, and keeps its global loop for the threads.
+    bool rows = false;
+    for (size_t a = 0; a < ax.n_output; a++) rows |= static_cast<int>(a) != best && upcast[a] > 1;
     if (best >= 0 && static_cast<size_t>(best) < ax.n_output && reduce_size >= kLongReduction && tile == 8 &&
-        left[best] % 2 == 0 && left[best] >= 2) {
+        rows && left[best] % 2 == 0 && left[best] >= 2) {
       opts.push_back({AxisKind::Upcast, best, 2});
+      left[best] /= 2;
       opts.push_back({AxisKind::Global, best, 0});
       // The tile axes' rest as a loop inside the kernel: each global index is one column panel,
       // which the linearizer stages (codegen/stage.h) into scratch once for all its row tiles.

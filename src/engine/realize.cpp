@@ -122,6 +122,11 @@ double run_item(const ExecItem& item) {
   if (item.global_size == 0) return 0;  // an empty tensor: nothing to compute
   std::vector<int64_t> vars;            // read now: a Variable set after the graph was built still counts
   for (const auto& v : item.vars) vars.push_back(v->bits.load());
+  for (const VarBound& b : item.var_bounds)
+    if (vars[b.var] < b.lo || vars[b.var] > b.hi)
+      throw Error("kernel " + item.name + ": a Variable position is " + std::to_string(vars[b.var]) +
+                  ", outside the [" + std::to_string(b.lo) + ", " + std::to_string(b.hi) +
+                  "] its narrow or narrow_assign allows");
   auto t0 = std::chrono::steady_clock::now();
   int err = item.program->launch(ptrs, vars, item.global_size, item.work_per_item);
   double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -159,7 +164,7 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets) {
     Kernel k = std::move(sched.kernels[i]);  // released after this step: intermediates free early
     const Compiled& c = *compiled[i];
     ExecItem item{c.name,        c.program,       std::move(k.buffers), std::move(k.vars),
-                  c.global_size, c.work_per_item, c.flops_per_item};
+                  c.global_size, c.work_per_item, c.flops_per_item,     std::move(k.var_bounds)};
     if (item.global_size > 0) launched++;
     run_s += run_item(item);
     if (capture_slot()) capture_slot()->items.push_back(std::move(item));

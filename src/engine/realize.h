@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernel.h"
 #include "codegen/optimize.h"
 #include "ir/uop.h"
 
@@ -38,6 +39,7 @@ struct ExecItem {
   std::vector<std::shared_ptr<Buffer>> buffers;
   std::vector<std::shared_ptr<VariableState>> vars;  // read at each launch
   int64_t global_size = 0, work_per_item = 1, flops_per_item = 0;
+  std::vector<VarBound> var_bounds;  // checked at each launch
 };
 
 // Launches one item (counters, DEBUG=2, kernel errors as lazygrad::Error); returns its seconds.

@@ -42,11 +42,12 @@ using RealizeSet = std::map<const UOp*, UOpPtr>;
 // input of a matrix product or a convolution's weight gradient) is computed once into a buffer,
 // when it costs two ALU ops or more per element (a cast alone is cheaper to redo than to store)
 // and its buffer would be no larger than what it reads (a gather's one-hot mask, a broadcast of
-// its inputs, is cheaper to recompute than to store). Small values are left fused: a kernel launch
-// costs more than recomputing them.
-constexpr int64_t kRecomputeLimit = 8, kRecomputeMinSize = 4096;
+// its inputs, is cheaper to recompute than to store). Small values are left fused, as a kernel
+// launch costs more than recomputing them, unless the reduction would recompute them a million
+// times or more (a decode step's normalized vector, read by every row of a weight matrix).
+constexpr int64_t kRecomputeLimit = 8, kRecomputeMinSize = 4096, kRecomputeMinWork = 1 << 20;
 
-bool worth_realizing(const UOp* u, const RealizeSet& realize) {
+bool worth_realizing(const UOp* u, int64_t reuse, const RealizeSet& realize) {
   if (!is_alu(u->op)) return false;
   std::unordered_set<const UOp*> seen;
   int ops = 0;
@@ -61,7 +62,8 @@ bool worth_realizing(const UOp* u, const RealizeSet& realize) {
     for (const auto& s : x->src) walk(s.get());
   };
   walk(u);
-  return ops >= 2 && u->numel() >= kRecomputeMinSize && u->numel() <= read;
+  return ops >= 2 && (u->numel() >= kRecomputeMinSize || u->numel() * reuse >= kRecomputeMinWork) &&
+         u->numel() <= read;
 }
 
 // A reduction's result broadcast back over the axes it reduced (`x - x.max(1, true)`, softmax's
@@ -118,7 +120,7 @@ bool split_reductions(RealizeSet& realize) {
           debug_log(3, "schedule: REDUCE " + shape_str(u->src[0]->shape) + " -> " + shape_str(u->shape) +
                            " gets its own kernel (read through an expand)");
       }
-      if (reuse >= kRecomputeLimit && u.get() != root && worth_realizing(u.get(), realize) &&
+      if (reuse >= kRecomputeLimit && u.get() != root && worth_realizing(u.get(), reuse, realize) &&
           must.emplace(u.get(), u).second && debug_at(3))
         debug_log(3, "schedule: " + std::string(op_name(u->op)) + " " + shape_str(u->shape) +
                          " gets its own kernel (a reduction would compute each element " +
@@ -179,7 +181,12 @@ std::unordered_set<const Buffer*> buffers_read_later(const std::vector<UOpPtr>& 
     live.pop_back();
     if (!seen.insert(u).second) continue;
     if (u->op == Ops::BUFFER) out.insert(u->as<std::shared_ptr<Buffer>>().get());
-    for (const auto& s : u->src) live.push_back(s.get());
+    for (size_t i = 0; i < u->src.size(); i++) {
+      // An assign that this schedule runs: whoever holds it reads the data after the write, not
+      // its target's old contents (the value, src[1], may still read them).
+      if (u->op == Ops::ASSIGN && i == 0 && uses.count(u)) continue;
+      live.push_back(u->src[i].get());
+    }
   }
   return out;
 }
@@ -282,6 +289,10 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets) {
           in_place.insert(u);
           continue;
         }
+        if (u->src.size() == 3)
+          throw Error(
+              "narrow_assign: a lazy tensor still reads the old contents of the tensor it writes into; "
+              "realize that tensor first (a partial write cannot go to a copy)");
         debug_log(3, "schedule: assign writes a new buffer: the old one is still read by a pending graph");
         copy_on_writes++;
       }

@@ -14,18 +14,45 @@ enum class Ops : uint8_t {
   VAR,     // a scalar passed to the kernel as an argument (arg: its VariableState), so a new value
            // needs no new kernel: the random generator's counter, a learning rate
   // Unary.
-  EXP2, LOG2, SIN, SQRT, RECIPROCAL, CAST,
+  EXP2,
+  LOG2,
+  SIN,
+  SQRT,
+  RECIPROCAL,
+  CAST,
   // Binary. IDIV and MOD round toward -inf (Python's // and %), and raise on a zero divisor.
-  ADD, MUL, MAX, CMPLT, CMPNE, IDIV, MOD, AND, OR, XOR, SHL, SHR,
+  ADD,
+  MUL,
+  MAX,
+  CMPLT,
+  CMPNE,
+  IDIV,
+  MOD,
+  AND,
+  OR,
+  XOR,
+  SHL,
+  SHR,
   // Ternary.
   WHERE,
   // Reduction over axes (tensor level); arg: ReduceArg {SUM|MAX|PROD as ADD|MAX|MUL, axes}.
   REDUCE_AXIS,
   // Movement: views, never copies. arg: vector<int64_t> (PAD and SHRINK: flattened (begin, end) pairs).
-  RESHAPE, PERMUTE, EXPAND, PAD, SHRINK, FLIP,
+  RESHAPE,
+  PERMUTE,
+  EXPAND,
+  PAD,
+  SHRINK,
+  FLIP,
+  // A shrink to [start, start + n) along one axis where start is src[1], an integer VAR or CONST
+  // read when the kernel runs (a decode step's position), so one kernel serves every start.
+  // arg: vector<int64_t>{axis, n}. Not a view: it shifts the index its source is read at.
+  SHRINK_AT,
   // Realization.
   CONTIGUOUS,  // a fresh contiguous buffer holding src[0]
-  ASSIGN,      // write src[1] into the buffer viewed by src[0]; its value is the updated data
+  ASSIGN,      // write src[1] into the buffer viewed by src[0]; its value is the updated data.
+               // With src[2] (an integer VAR or CONST start) and arg int64_t axis, src[1] only covers
+               // [start, start + n) along that axis and only that region is written.
   DETACH,      // src[0]'s value, through which no gradient flows (detach(), NoGrad); with a GradFn
                // arg, the gradient goes to the GradFn's inputs through its function instead
   // Kernel level (after lowering).
@@ -40,7 +67,7 @@ enum class Ops : uint8_t {
   COUNT_,
 };
 
-enum class OpKind : uint8_t { Source, Unary, Binary, Ternary, Reduce, Movement, Buffer, Kernel };
+enum class OpKind : uint8_t { Source, Unary, Binary, Ternary, Reduce, Movement, Index, Buffer, Kernel };
 
 struct OpInfo {
   std::string_view name;

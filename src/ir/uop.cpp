@@ -119,6 +119,12 @@ Shape infer_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
         s[i] = op == Ops::PAD ? in[i] + p[2 * i] + p[2 * i + 1] : p[2 * i + 1] - p[2 * i];
       return s;
     }
+    case Ops::SHRINK_AT: {
+      const auto& a = std::get<std::vector<int64_t>>(arg);
+      Shape s = in;
+      s[a[0]] = a[1];
+      return s;
+    }
     default:
       return in;  // FLIP, CONTIGUOUS, ASSIGN
   }

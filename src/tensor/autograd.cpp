@@ -107,7 +107,8 @@ UOpPtr shrink_back(const UOpPtr& g, const std::vector<int64_t>& pad_arg, const S
 Tensor prod_backward(const Tensor& x, const Tensor& out, const std::vector<int64_t>& axes) {
   Tensor zero = x.eq(0);
   Tensor zeros_count = zero.to(kInt64).sum(axes, true).expand(x.shape());
-  Tensor prod_nonzero = lazygrad::where(zero, scalar_tensor(1, x.dtype()), x).prod(axes, true).expand(x.shape());
+  Tensor prod_nonzero =
+      lazygrad::where(zero, scalar_tensor(1, x.dtype()), x).prod(axes, true).expand(x.shape());
   Tensor others_if_zero = lazygrad::where(zeros_count.eq(1), prod_nonzero, scalar_tensor(0, x.dtype()));
   return lazygrad::where(zero, others_if_zero, out.expand(x.shape()) / x);
 }
@@ -135,7 +136,8 @@ const std::unordered_map<Ops, Rule>& rules() {
     };
     r[Ops::WHERE] = [src](const Tensor& g, const UOpPtr& n) {
       Tensor c = src(n, 0), zero = scalar_tensor(0, g.dtype());
-      return std::vector<UOpPtr>{nullptr, lazygrad::where(c, g, zero).uop(), lazygrad::where(c, zero, g).uop()};
+      return std::vector<UOpPtr>{nullptr, lazygrad::where(c, g, zero).uop(),
+                                 lazygrad::where(c, zero, g).uop()};
     };
     r[Ops::EXP2] = [](const Tensor& g, const UOpPtr& n) {
       return std::vector<UOpPtr>{(g * T(n) * std::numbers::ln2).uop()};
@@ -151,7 +153,9 @@ const std::unordered_map<Ops, Rule>& rules() {
         return std::vector<UOpPtr>{(g * T(a->src[1]->src[0]).sin()).uop()};
       return std::vector<UOpPtr>{(g * src(n, 0).cos()).uop()};
     };
-    r[Ops::SQRT] = [](const Tensor& g, const UOpPtr& n) { return std::vector<UOpPtr>{(g / (T(n) * 2)).uop()}; };
+    r[Ops::SQRT] = [](const Tensor& g, const UOpPtr& n) {
+      return std::vector<UOpPtr>{(g / (T(n) * 2)).uop()};
+    };
     r[Ops::RECIPROCAL] = [](const Tensor& g, const UOpPtr& n) {
       Tensor out = T(n);
       return std::vector<UOpPtr>{(-g * out * out).uop()};
@@ -195,7 +199,13 @@ const std::unordered_map<Ops, Rule>& rules() {
       return std::vector<UOpPtr>{apply_movement(g.uop(), Ops::FLIP, n->as<std::vector<int64_t>>())};
     };
     r[Ops::CONTIGUOUS] = [](const Tensor& g, const UOpPtr&) { return std::vector<UOpPtr>{g.uop()}; };
-    r[Ops::ASSIGN] = [](const Tensor& g, const UOpPtr&) { return std::vector<UOpPtr>{nullptr, g.uop()}; };
+    r[Ops::SHRINK_AT] = [](const Tensor&, const UOpPtr&) -> std::vector<UOpPtr> {
+      throw Error("backward: narrow at a Variable position has no gradient (it is for inference steps)");
+    };
+    r[Ops::ASSIGN] = [](const Tensor& g, const UOpPtr& n) {
+      if (n->src.size() == 3) return std::vector<UOpPtr>{nullptr, nullptr, nullptr};  // narrow_assign
+      return std::vector<UOpPtr>{nullptr, g.uop()};
+    };
     return r;
   }();
   return table;
@@ -279,7 +289,8 @@ UOpPtr ones_like_uop(const UOpPtr& u) { return Tensor::full(u->shape, 1, u->dtyp
 }  // namespace
 
 void remember_graph(const TensorImpl& impl, const UOpPtr& before, const UOpPtr& after) {
-  if (impl.requires_grad && before != after && !registry().contains(&impl)) realized_graphs().add(after, before);
+  if (impl.requires_grad && before != after && !registry().contains(&impl))
+    realized_graphs().add(after, before);
 }
 
 void forget_dead_graphs() { realized_graphs().sweep(); }
@@ -300,8 +311,9 @@ Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs) {
   return t;
 }
 
-Tensor with_gradient(const Tensor& value, const std::vector<Tensor>& inputs,
-                     std::function<std::vector<Tensor>(const Tensor& g, const std::vector<Tensor>& inputs)> backward) {
+Tensor with_gradient(
+    const Tensor& value, const std::vector<Tensor>& inputs,
+    std::function<std::vector<Tensor>(const Tensor& g, const std::vector<Tensor>& inputs)> backward) {
   bool needs = !NoGrad::active() &&
                std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.requires_grad(); });
   if (!needs) return value;
@@ -322,7 +334,8 @@ Tensor& Tensor::requires_grad(bool on) {
   }
   require(is_float(dtype()), "requires_grad: only floating point tensors can require gradients, got " +
                                  std::string(dtype_name(dtype())));
-  require(!impl_->requires_grad || is_leaf(), "requires_grad: only leaf tensors can be marked (this one is computed)");
+  require(!impl_->requires_grad || is_leaf(),
+          "requires_grad: only leaf tensors can be marked (this one is computed)");
   // A leaf is a value of its own: a view becomes a base over the same data, and lazy data is
   // computed now, so that two leaves are never one hash-consed graph.
   if (impl_->base) {
@@ -351,16 +364,19 @@ void Tensor::zero_grad() {
 
 Tensor Tensor::detach() const { return make_tensor(make_uop(Ops::DETACH, dtype(), {uop()})); }
 
-std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::optional<Tensor> gradient) const {
+std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets,
+                                     std::optional<Tensor> gradient) const {
   require(is_float(dtype()), "gradient: the differentiated tensor must be floating point, got " +
                                  std::string(dtype_name(dtype())));
   UOpPtr root = uop(), up;
   if (gradient) {
-    require(gradient->shape() == shape(), "gradient: the given gradient has shape " + shape_str(gradient->shape()) +
-                                              ", the tensor has shape " + shape_str(shape()));
+    require(gradient->shape() == shape(), "gradient: the given gradient has shape " +
+                                              shape_str(gradient->shape()) + ", the tensor has shape " +
+                                              shape_str(shape()));
     up = gradient->to(dtype()).uop();
   } else {
-    require(numel() == 1, "gradient: a gradient can be implied only for a scalar, got shape " + shape_str(shape()));
+    require(numel() == 1,
+            "gradient: a gradient can be implied only for a scalar, got shape " + shape_str(shape()));
     up = ones_like_uop(root);
   }
   std::vector<UOpPtr> target_uops;
@@ -374,13 +390,15 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
 
 void Tensor::backward() const {
   require(defined(), "backward: use of an undefined tensor");
-  require(numel() == 1, "backward: grad can be implicitly created only for scalar outputs, got shape " + shape_str(shape()));
+  require(numel() == 1, "backward: grad can be implicitly created only for scalar outputs, got shape " +
+                            shape_str(shape()));
   backward(Tensor::full(shape(), 1, dtype()));
 }
 
 void Tensor::backward(const Tensor& gradient) const {
   require(defined(), "backward: use of an undefined tensor");
-  require(requires_grad(), "backward: this tensor does not require grad (no leaf with requires_grad(true) leads to it)");
+  require(requires_grad(),
+          "backward: this tensor does not require grad (no leaf with requires_grad(true) leads to it)");
   require(gradient.shape() == shape(), "backward: the gradient has shape " + shape_str(gradient.shape()) +
                                            ", the tensor has shape " + shape_str(shape()));
   auto leaves = registry().live();

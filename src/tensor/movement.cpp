@@ -3,12 +3,15 @@
 #include <cmath>
 #include <numeric>
 
+#include "lazygrad/variable.h"
 #include "tensor/tensor_impl.h"
 
 namespace lazygrad {
 
 namespace {
-int64_t product(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t(1), std::multiplies<>()); }
+int64_t product(const Shape& s) {
+  return std::accumulate(s.begin(), s.end(), int64_t(1), std::multiplies<>());
+}
 }  // namespace
 
 Tensor Tensor::reshape(const Shape& new_shape) const {
@@ -19,24 +22,28 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
       require(infer < 0, "reshape: only one dimension can be inferred, got shape " + shape_str(new_shape));
       infer = static_cast<int64_t>(i);
     } else {
-      require(s[i] >= 0, "reshape: invalid size " + std::to_string(s[i]) + " in shape " + shape_str(new_shape));
+      require(s[i] >= 0,
+              "reshape: invalid size " + std::to_string(s[i]) + " in shape " + shape_str(new_shape));
       known *= s[i];
     }
   }
   if (infer >= 0) {
-    require(known != 0 && numel() % known == 0, "reshape: shape " + shape_str(new_shape) + " is invalid for input of shape " +
-                                                    shape_str(shape()) + " (" + std::to_string(numel()) + " elements)");
+    require(known != 0 && numel() % known == 0, "reshape: shape " + shape_str(new_shape) +
+                                                    " is invalid for input of shape " + shape_str(shape()) +
+                                                    " (" + std::to_string(numel()) + " elements)");
     s[infer] = numel() / known;
   }
-  require(product(s) == numel(), "reshape: shape " + shape_str(new_shape) + " is invalid for input of shape " +
-                                     shape_str(shape()) + " (" + std::to_string(numel()) + " elements)");
+  require(product(s) == numel(), "reshape: shape " + shape_str(new_shape) +
+                                     " is invalid for input of shape " + shape_str(shape()) + " (" +
+                                     std::to_string(numel()) + " elements)");
   if (s == shape()) return *this;
   return make_view(*this, Ops::RESHAPE, s, s);
 }
 
 Tensor Tensor::permute(const Shape& order) const {
-  require(static_cast<int64_t>(order.size()) == dim(), "permute: order " + shape_str(order) +
-                                                          " does not have one entry per dimension of shape " + shape_str(shape()));
+  require(static_cast<int64_t>(order.size()) == dim(),
+          "permute: order " + shape_str(order) + " does not have one entry per dimension of shape " +
+              shape_str(shape()));
   std::vector<int64_t> p;
   std::vector<bool> seen(dim(), false);
   for (int64_t o : order) {
@@ -72,7 +79,8 @@ Tensor Tensor::t() const {
 
 Tensor Tensor::expand(const Shape& new_shape) const {
   require(new_shape.size() >= shape().size(), "expand: the number of sizes in " + shape_str(new_shape) +
-                                                   " must be at least the number of dimensions of " + shape_str(shape()));
+                                                  " must be at least the number of dimensions of " +
+                                                  shape_str(shape()));
   size_t lead = new_shape.size() - shape().size();
   Shape padded(lead, 1), target = new_shape;
   padded.insert(padded.end(), shape().begin(), shape().end());
@@ -81,7 +89,8 @@ Tensor Tensor::expand(const Shape& new_shape) const {
       require(i >= lead, "expand: -1 is not allowed for a new leading dimension in " + shape_str(new_shape));
       target[i] = padded[i];
     }
-    require(target[i] >= 0, "expand: invalid size " + std::to_string(new_shape[i]) + " in " + shape_str(new_shape));
+    require(target[i] >= 0,
+            "expand: invalid size " + std::to_string(new_shape[i]) + " in " + shape_str(new_shape));
     require(padded[i] == target[i] || padded[i] == 1,
             "expand: shape " + shape_str(shape()) + " cannot be expanded to " + shape_str(new_shape));
   }
@@ -126,8 +135,9 @@ Tensor Tensor::unsqueeze(int64_t d) const {
 
 Tensor Tensor::pad(const std::vector<int64_t>& padding, Scalar value) const {
   require(padding.size() % 2 == 0 && static_cast<int64_t>(padding.size()) <= 2 * dim(),
-          "pad: padding of length " + std::to_string(padding.size()) + " must be even and at most twice the " +
-              std::to_string(dim()) + " dimensions of shape " + shape_str(shape()));
+          "pad: padding of length " + std::to_string(padding.size()) +
+              " must be even and at most twice the " + std::to_string(dim()) + " dimensions of shape " +
+              shape_str(shape()));
   // F.pad's order starts at the last dimension; negative amounts crop.
   std::vector<int64_t> grow(2 * dim(), 0), crop(2 * dim(), 0);
   for (size_t k = 0; k < padding.size() / 2; k++) {
@@ -161,7 +171,8 @@ Tensor Tensor::pad(const std::vector<int64_t>& padding, Scalar value) const {
   return lazygrad::where(mask, padded, value);
 }
 
-Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
+Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,
+                     int64_t step) const {
   require(dim() > 0, "slice() cannot be applied to a 0-dim tensor");
   int64_t a = normalize_axis(d, dim(), "slice");
   require(step > 0, "slice: step must be positive, got " + std::to_string(step));
@@ -203,13 +214,26 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
   return x.reshape(out);
 }
 
+Tensor Tensor::narrow(int64_t d, const Variable& start, int64_t length) const {
+  require(dim() > 0, "narrow() cannot be applied to a 0-dim tensor");
+  int64_t a = normalize_axis(d, dim(), "narrow");
+  require(is_int(start.dtype()), "narrow: the start Variable must have an integer dtype, not " +
+                                     std::string(dtype_name(start.dtype())));
+  require(length >= 0 && length <= shape()[a], "narrow: length " + std::to_string(length) +
+                                                   " exceeds dimension " + std::to_string(d) + " of shape " +
+                                                   shape_str(shape()));
+  return make_result(
+      make_uop(Ops::SHRINK_AT, dtype(), {uop(), start.tensor().uop()}, std::vector<int64_t>{a, length}),
+      {this});
+}
+
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   require(dim() > 0, "narrow() cannot be applied to a 0-dim tensor");
   int64_t a = normalize_axis(d, dim(), "narrow");
   int64_t n = shape()[a], b = start < 0 ? start + n : start;
-  require(b >= 0 && length >= 0 && b + length <= n, "narrow: start " + std::to_string(start) + " and length " +
-                                                        std::to_string(length) + " exceed dimension " + std::to_string(d) +
-                                                        " of shape " + shape_str(shape()));
+  require(b >= 0 && length >= 0 && b + length <= n,
+          "narrow: start " + std::to_string(start) + " and length " + std::to_string(length) +
+              " exceed dimension " + std::to_string(d) + " of shape " + shape_str(shape()));
   return slice(a, b, b + length);
 }
 
@@ -217,8 +241,9 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   require(dim() > 0, "select() cannot be applied to a 0-dim tensor");
   int64_t a = normalize_axis(d, dim(), "select");
   int64_t n = shape()[a];
-  require(index >= -n && index < n, "select: index " + std::to_string(index) + " is out of range for dimension " +
-                                        std::to_string(d) + " of shape " + shape_str(shape()));
+  require(index >= -n && index < n, "select: index " + std::to_string(index) +
+                                        " is out of range for dimension " + std::to_string(d) + " of shape " +
+                                        shape_str(shape()));
   int64_t i = index < 0 ? index + n : index;
   Shape s = shape();
   s.erase(s.begin() + a);
@@ -259,9 +284,9 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t d) {
     require(t.dim() == first.dim(), "cat: tensors must have the same number of dimensions, got " +
                                         shape_str(first.shape()) + " and " + shape_str(t.shape()));
     for (int64_t i = 0; i < first.dim(); i++)
-      require(i == a || t.shape()[i] == first.shape()[i], "cat: sizes of tensors must match except in dimension " +
-                                                              std::to_string(a) + ", got " + shape_str(first.shape()) +
-                                                              " and " + shape_str(t.shape()));
+      require(i == a || t.shape()[i] == first.shape()[i],
+              "cat: sizes of tensors must match except in dimension " + std::to_string(a) + ", got " +
+                  shape_str(first.shape()) + " and " + shape_str(t.shape()));
     dt = promote_types(dt, t.dtype());
     total += t.shape()[a];
   }
@@ -286,7 +311,8 @@ Tensor Tensor::stack(const std::vector<Tensor>& tensors, int64_t d) {
   std::vector<Tensor> us;
   for (const auto& t : tensors) {
     require(t.shape() == tensors[0].shape(), "stack: expects each tensor to be equal size, got " +
-                                                 shape_str(tensors[0].shape()) + " and " + shape_str(t.shape()));
+                                                 shape_str(tensors[0].shape()) + " and " +
+                                                 shape_str(t.shape()));
     us.push_back(t.unsqueeze(a));
   }
   return cat(us, a);

@@ -8,6 +8,7 @@
 
 #include "engine/realize.h"
 #include "engine/schedule.h"
+#include "lazygrad/variable.h"
 #include "runtime/buffer.h"
 #include "tensor/tensor_impl.h"
 
@@ -87,19 +88,31 @@ T read_element(const void* data, DType dt, int64_t i) {
     return v;
   };
   switch (dt) {
-    case kBool: return static_cast<T>(at(uint8_t{}) != 0);
-    case kUInt8: return static_cast<T>(at(uint8_t{}));
-    case kInt8: return static_cast<T>(at(int8_t{}));
-    case kInt16: return static_cast<T>(at(int16_t{}));
-    case kUInt16: return static_cast<T>(at(uint16_t{}));
-    case kInt32: return static_cast<T>(at(int32_t{}));
-    case kUInt32: return static_cast<T>(at(uint32_t{}));
-    case kInt64: return static_cast<T>(at(int64_t{}));
-    case kUInt64: return static_cast<T>(at(uint64_t{}));
-    case kFloat32: return static_cast<T>(at(float{}));
-    case kFloat64: return static_cast<T>(at(double{}));
+    case kBool:
+      return static_cast<T>(at(uint8_t{}) != 0);
+    case kUInt8:
+      return static_cast<T>(at(uint8_t{}));
+    case kInt8:
+      return static_cast<T>(at(int8_t{}));
+    case kInt16:
+      return static_cast<T>(at(int16_t{}));
+    case kUInt16:
+      return static_cast<T>(at(uint16_t{}));
+    case kInt32:
+      return static_cast<T>(at(int32_t{}));
+    case kUInt32:
+      return static_cast<T>(at(uint32_t{}));
+    case kInt64:
+      return static_cast<T>(at(int64_t{}));
+    case kUInt64:
+      return static_cast<T>(at(uint64_t{}));
+    case kFloat32:
+      return static_cast<T>(at(float{}));
+    case kFloat64:
+      return static_cast<T>(at(double{}));
     case kFloat16:
-    case kBFloat16: break;  // converted to float32 by a kernel first (see to_vector)
+    case kBFloat16:
+      break;  // converted to float32 by a kernel first (see to_vector)
   }
   throw Error("read: unknown dtype");
 }
@@ -180,8 +193,8 @@ Tensor Tensor::from_vector(const std::vector<T>& data, const Shape& shape) {
     require(s >= 0, "from_vector: negative size in shape " + shape_str(shape));
     n *= s;
   }
-  require(static_cast<int64_t>(data.size()) == n, "from_vector: " + std::to_string(data.size()) +
-                                                      " values do not fill shape " + shape_str(shape));
+  require(static_cast<int64_t>(data.size()) == n,
+          "from_vector: " + std::to_string(data.size()) + " values do not fill shape " + shape_str(shape));
   if constexpr (std::is_same_v<T, bool>) {
     std::vector<uint8_t> bytes(data.begin(), data.end());
     return from_bytes(bytes.data(), bytes.size(), shape, kBool);
@@ -215,8 +228,10 @@ namespace {
 // Only one-to-one views can be written through; pad's border is dropped.
 UOpPtr invert_view_op(const UOpPtr& x, Ops op, const std::vector<int64_t>& arg, const Shape& before) {
   switch (op) {
-    case Ops::RESHAPE: return apply_movement(x, Ops::RESHAPE, before);
-    case Ops::FLIP: return apply_movement(x, Ops::FLIP, arg);
+    case Ops::RESHAPE:
+      return apply_movement(x, Ops::RESHAPE, before);
+    case Ops::FLIP:
+      return apply_movement(x, Ops::FLIP, arg);
     case Ops::PERMUTE: {
       std::vector<int64_t> back(arg.size());
       for (size_t k = 0; k < arg.size(); k++) back[arg[k]] = static_cast<int64_t>(k);
@@ -282,6 +297,45 @@ Tensor& Tensor::assign(const Tensor& value) {
   return *this;
 }
 
+namespace {
+// narrow_assign with its start as a graph node (a CONST or an integer VAR): an ASSIGN whose value
+// covers only [start, start + n) along `axis` (see Ops::ASSIGN), so its kernel loops over the region.
+Tensor& narrow_assign_node(Tensor& t, int64_t axis, const UOpPtr& start, const Tensor& value) {
+  TensorImpl& self = *t.impl();
+  require(!self.base, "narrow_assign: the tensor is a view; write into its base instead");
+  require(value.dim() == t.dim(), "narrow_assign: value " + shape_str(value.shape()) + " must have the " +
+                                      std::to_string(t.dim()) + " dimensions of " + shape_str(t.shape()));
+  Shape region = t.shape();
+  region[axis] = value.size(axis);
+  Tensor v = value.shape() == region ? value : value.expand(region);
+  if (v.dtype() != t.dtype()) v = v.to(t.dtype());
+  // The write goes into a buffer: a lazy value, or one with an earlier write still pending (which
+  // this one does not overwrite everywhere), is computed first.
+  auto buffer_backed = [&] { return self.uop->op != Ops::ASSIGN && contiguous_buffer_node(self.uop.get()); };
+  if (!buffer_backed()) t.realize();
+  require(buffer_backed(), "narrow_assign: the tensor is not backed by a buffer of its own");
+  self.uop = make_uop(Ops::ASSIGN, t.dtype(), {self.uop, v.uop(), start}, axis);
+  return t;
+}
+}  // namespace
+
+Tensor& Tensor::narrow_assign(int64_t d, int64_t start, const Tensor& value) {
+  int64_t a = normalize_axis(d, dim(), "narrow_assign");
+  require(value.dim() == dim() && start >= 0 && start + value.size(a) <= size(a),
+          "narrow_assign: value " + shape_str(value.shape()) + " at " + std::to_string(start) +
+              " along dimension " + std::to_string(d) + " does not fit in " + shape_str(shape()));
+  return narrow_assign_node(*this, a, const_uop(kInt64, start), value);
+}
+
+Tensor& Tensor::narrow_assign(int64_t d, const Variable& start, const Tensor& value) {
+  int64_t a = normalize_axis(d, dim(), "narrow_assign");
+  require(is_int(start.dtype()), "narrow_assign: the start Variable must have an integer dtype, not " +
+                                     std::string(dtype_name(start.dtype())));
+  require(value.dim() == dim() && value.size(a) <= size(a),
+          "narrow_assign: value " + shape_str(value.shape()) + " does not fit in " + shape_str(shape()));
+  return narrow_assign_node(*this, a, start.tensor().uop(), value);
+}
+
 Tensor& Tensor::operator+=(const Tensor& o) { return assign(*this + o); }
 Tensor& Tensor::operator+=(Scalar o) { return assign(*this + o); }
 Tensor& Tensor::operator-=(const Tensor& o) { return assign(*this - o); }
@@ -299,9 +353,12 @@ std::string Tensor::to_string() const {
   std::function<void(size_t, int64_t)> rec = [&](size_t d, int64_t off) {
     if (d == s.size()) {
       double v = values[off];
-      if (dtype() == kBool) os << (v ? "True" : "False");
-      else if (floaty) os << std::setprecision(4) << v << (v == static_cast<int64_t>(v) && std::isfinite(v) ? "." : "");
-      else os << static_cast<int64_t>(v);
+      if (dtype() == kBool)
+        os << (v ? "True" : "False");
+      else if (floaty)
+        os << std::setprecision(4) << v << (v == static_cast<int64_t>(v) && std::isfinite(v) ? "." : "");
+      else
+        os << static_cast<int64_t>(v);
       return;
     }
     int64_t stride = 1;
