@@ -4,12 +4,16 @@
 #pragma once
 
 #include <lazygrad/error.h>
+#include <lazygrad/jit.h>
 #include <lazygrad/sampling.h>
 #include <lazygrad/tensor.h>
+#include <lazygrad/variable.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -61,18 +65,37 @@ inline std::vector<int32_t> generate(GPT2& model, std::span<const int32_t> promp
   model.reset_cache();
   std::vector<int32_t> sequence(prompt.begin(), prompt.end()), generated;
 
-  // Runs tokens at positions [start, start + T) and returns the last position's logits.
-  auto last_logits = [&](std::span<const int32_t> tokens, int64_t start) {
+  // The prompt: positions [0, T) in one forward; returns the last position's logits.
+  auto prompt_logits = [&](std::span<const int32_t> tokens) {
     const int64_t T = static_cast<int64_t>(tokens.size());
     std::vector<int64_t> ids(tokens.begin(), tokens.end());
-    Tensor logits = model.forward(Tensor::from_vector(ids, {1, T}), start);
+    Tensor logits = model.forward(Tensor::from_vector(ids, {1, T}), 0);
     return logits.slice(1, T - 1, T).to_vector<float>();
+  };
+  // Then one token at a time with fixed shapes: the token and its position are Variables, and the
+  // attention covers a window of the cache that grows in steps of kDecodeWindow positions, so each
+  // window's step is captured by a Jit once and replayed for every position in it.
+  constexpr int64_t kDecodeWindow = 128;
+  Variable token_var(0, kInt64), pos_var(0, kInt64);
+  std::map<int64_t, Jit> steps;  // window -> its captured step
+  auto step_logits = [&](int32_t token, int64_t pos) {
+    token_var.set(token);
+    pos_var.set(static_cast<double>(pos));
+    const int64_t window = std::min(config.n_positions, (pos / kDecodeWindow + 1) * kDecodeWindow);
+    auto it = steps.find(window);
+    if (it == steps.end())
+      it = steps
+               .emplace(window, Jit([&model, &token_var, &pos_var, window](const std::vector<Tensor>&) {
+                          return std::vector<Tensor>{model.decode_step(token_var, pos_var, window)};
+                        }))
+               .first;
+    return it->second({})[0].to_vector<float>();
   };
 
   GenerateStats s;
   s.prompt_tokens = static_cast<int64_t>(prompt.size());
   const Clock::time_point t0 = Clock::now();
-  std::vector<float> logits = last_logits(prompt, 0);
+  std::vector<float> logits = prompt_logits(prompt);
   const Clock::time_point t1 = Clock::now();
   s.prompt_seconds = seconds(t0, t1);
   s.stop_reason = "max_tokens";
@@ -92,8 +115,7 @@ inline std::vector<int32_t> generate(GPT2& model, std::span<const int32_t> promp
     // Feed it only if another token will be chosen.
     if (static_cast<int64_t>(generated.size()) < options.max_tokens &&
         static_cast<int64_t>(sequence.size()) < config.n_positions)
-      logits = last_logits(std::span<const int32_t>(&sequence.back(), 1),
-                           static_cast<int64_t>(sequence.size()) - 1);
+      logits = step_logits(sequence.back(), static_cast<int64_t>(sequence.size()) - 1);
   }
   s.generated_tokens = static_cast<int64_t>(generated.size());
   s.generate_seconds = seconds(t1, Clock::now());

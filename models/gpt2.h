@@ -21,6 +21,7 @@
 
 #include <lazygrad/nn.h>
 #include <lazygrad/state_dict.h>
+#include <lazygrad/variable.h>
 
 #include <cmath>
 #include <cstdint>
@@ -92,8 +93,8 @@ class GPT2Attention : public nn::Module {
         cache_k = Tensor::zeros({B, H, config_.n_positions, D}).contiguous().realize();
         cache_v = Tensor::zeros({B, H, config_.n_positions, D}).contiguous().realize();
       }
-      cache_k.slice(2, past, past + T).assign(k);
-      cache_v.slice(2, past, past + T).assign(v);
+      cache_k.narrow_assign(2, past, k);  // writes only these T positions
+      cache_v.narrow_assign(2, past, v);
       k = cache_k.slice(2, 0, past + T);
       v = cache_v.slice(2, 0, past + T);
     }
@@ -107,6 +108,29 @@ class GPT2Attention : public nn::Module {
     Tensor out = scores.softmax(-1).matmul(v);  // [B, H, T, D]
     // The heads side by side again, then the output projection.
     return c_proj->forward(out.transpose(1, 2).reshape({B, T, C}));
+  }
+
+  // One token (x [1, 1, n_embd]) at position `pos`, a Variable read when the kernels run: its key and
+  // value go into the cache at pos, and the query attends to the first `window` cached positions
+  // with those after pos masked out. The shapes do not depend on pos, so every position below
+  // `window` runs the same kernels. The cache must hold positions [0, pos) already.
+  Tensor step(const Tensor& x, const Variable& pos, int64_t window) {
+    const int64_t C = config_.n_embd, H = config_.n_head, D = C / H;
+    if (!cache_k.defined() || cache_k.size(0) != 1)
+      throw Error(
+          "GPT2: a decode step needs the KV cache of a batch of 1 (run the prompt through forward first)");
+    if (window < 1 || window > config_.n_positions)
+      throw Error("GPT2: decode window " + std::to_string(window) + " is outside [1, n_positions " +
+                  std::to_string(config_.n_positions) + "]");
+    std::vector<Tensor> qkv = c_attn->forward(x).split(C, -1);
+    auto heads = [&](const Tensor& t) { return t.reshape({1, 1, H, D}).transpose(1, 2); };  // [1, H, 1, D]
+    cache_k.narrow_assign(2, pos, heads(qkv[1]));
+    cache_v.narrow_assign(2, pos, heads(qkv[2]));
+    Tensor k = cache_k.slice(2, 0, window), v = cache_v.slice(2, 0, window);
+    Tensor scores = heads(qkv[0]).matmul(k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(D)));
+    Tensor later = Tensor::arange(window).reshape({1, window}) > pos.tensor();
+    Tensor out = scores.masked_fill(later, -std::numeric_limits<double>::infinity()).softmax(-1).matmul(v);
+    return c_proj->forward(out.transpose(1, 2).reshape({1, 1, C}));
   }
 
   // Forgets the cached keys and values.
@@ -148,6 +172,10 @@ class GPT2Block : public nn::Module {
     Tensor h = x + attn->forward(ln_1->forward(x), start_pos);
     return h + mlp->forward(ln_2->forward(h));
   }
+  Tensor step(const Tensor& x, const Variable& pos, int64_t window) {
+    Tensor h = x + attn->step(ln_1->forward(x), pos, window);
+    return h + mlp->forward(ln_2->forward(h));
+  }
 
   std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
   std::shared_ptr<GPT2Attention> attn;
@@ -175,12 +203,22 @@ class GPT2 : public nn::Module {
   // logits and the caches are realized. Start a new sequence with start_pos 0.
   Tensor forward(const Tensor& tokens, int64_t start_pos) {
     Tensor logits = run(tokens, start_pos);
-    std::vector<Tensor> pending{logits};
-    for (const auto& block : blocks) {
-      pending.push_back(block->attn->cache_k);
-      pending.push_back(block->attn->cache_v);
-    }
-    realize(pending);
+    realize_with_caches(logits);
+    return logits;
+  }
+
+  // Fixed-shape decoding, batch 1: `token` at position `pos`, both Variables read when the kernels
+  // run, attending to the cached positions [0, pos] among the first `window` (pos < window). Every
+  // token and position runs the same kernels, so a Jit captures the step once per window (see
+  // models/generate.h). The cache must hold the positions before pos (a prompt's forward(tokens, 0),
+  // then earlier steps). Returns the realized logits [1, 1, vocab_size]; the caches are updated.
+  Tensor decode_step(const Variable& token, const Variable& pos, int64_t window) {
+    // Embedding rows read at the Variables' values: one row each, not the whole tables.
+    Tensor x =
+        (wte->weight.narrow(0, token, 1) + wpe->weight.narrow(0, pos, 1)).reshape({1, 1, config.n_embd});
+    for (const auto& block : blocks) x = block->step(x, pos, window);
+    Tensor logits = ln_f->forward(x).matmul(wte->weight.t());
+    realize_with_caches(logits);
     return logits;
   }
 
@@ -212,6 +250,16 @@ class GPT2 : public nn::Module {
   std::shared_ptr<nn::LayerNorm> ln_f;
 
  private:
+  // The logits and the caches' writes in one schedule.
+  void realize_with_caches(const Tensor& logits) {
+    std::vector<Tensor> pending{logits};
+    for (const auto& block : blocks) {
+      pending.push_back(block->attn->cache_k);
+      pending.push_back(block->attn->cache_v);
+    }
+    realize(pending);
+  }
+
   Tensor run(const Tensor& tokens, std::optional<int64_t> start_pos) {
     if (tokens.dim() != 2) throw Error("GPT2: tokens must be [B, T], got " + shape_str(tokens.shape()));
     const int64_t T = tokens.size(1), past = start_pos.value_or(0);

@@ -158,6 +158,44 @@ TEST(GPT2, KVCacheDecodingMatchesFullForward) {
       EXPECT_NEAR(values[b * V + v], ref.logits[b * ref.T * V + v], kTolerance * 10);
 }
 
+TEST(GPT2, FixedShapeDecodeStepsMatchFullForward) {
+  // Sequence 0 of the reference: a prompt of 2 positions, then decode_step (the token and the
+  // position are Variables) for every later position, under one Jit as models/generate.h runs it.
+  const Reference ref = read_reference();
+  models::GPT2 model(ref.config);
+  model.load_hf_state_dict(checkpoint());
+  NoGrad no_grad;
+  const int64_t V = ref.config.vocab_size, prompt = 2, window = ref.config.n_positions;
+  std::vector<int64_t> first(ref.tokens.begin(), ref.tokens.begin() + prompt);
+  Tensor logits = model.forward(Tensor::from_vector(first, {1, prompt}), 0);
+  std::vector<float> got = logits.to_vector<float>(),
+                     want(ref.logits.begin(), ref.logits.begin() + ref.T * V);
+  Variable token(0, kInt64), pos(0, kInt64);
+  Jit step(
+      [&](const std::vector<Tensor>&) { return std::vector<Tensor>{model.decode_step(token, pos, window)}; });
+  int64_t loaded = 0;
+  for (int64_t t = prompt; t < ref.T; ++t) {
+    token.set(static_cast<double>(ref.tokens[t]));
+    pos.set(static_cast<double>(t));
+    std::vector<float> values = step({})[0].to_vector<float>();
+    ASSERT_EQ(values.size(), static_cast<size_t>(V));
+    got.insert(got.end(), values.begin(), values.end());
+    if (t == prompt) loaded = GlobalCounters::compile_count + GlobalCounters::cache_hits;
+  }
+  const double err = relative_error(got, want);
+  EXPECT_LE(err, kTolerance);
+  std::printf("fixed-shape decode steps: max |diff| / max |ref| = %.3g\n", err);
+  EXPECT_GT(step.captured_kernels(), 0u);
+  EXPECT_EQ(GlobalCounters::compile_count + GlobalCounters::cache_hits, loaded)
+      << "every position after the first runs the first one's kernels";
+  // A position past the window, or a token outside the vocabulary, is an error when the step runs.
+  pos.set(static_cast<double>(window));
+  EXPECT_THROW(step({}), Error);
+  pos.set(3);
+  token.set(static_cast<double>(V));
+  EXPECT_THROW(step({}), Error);
+}
+
 TEST(GPT2, MissingTensorIsAnErrorNamingIt) {
   const Reference ref = read_reference();
   StateDict state = checkpoint();

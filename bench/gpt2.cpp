@@ -1,0 +1,225 @@
+// GPT-2 inference, batch 1, float32: prompt tokens/s and decode tokens/s against the same model in
+// PyTorch measured in the same run, and decode against the memory-bandwidth bound.
+//
+//   ./build/bench_gpt2 [--threads T] [--prompt N] [--decode K] [--reps R] [--size gpt2|medium|large|xl]
+//                      [--no-torch]
+//
+// lazygrad: models/gpt2.h with random weights (speed does not depend on them).
+//   prompt  model.forward(tokens [1, N], 0): all N positions' logits, as HF computes them, with the
+//           KV cache filled; the best of R after a warm-up (the kernels are compiled then).
+//   decode  model.decode_step under a Jit, as models/generate.h runs it (the token and position are
+//           Variables, the attention covers a 128-position window of the cache): the mean time of K
+//           steps after the prompt, logits copied to the host and argmax taken each step; the best
+//           of R runs, after one run that captures the Jit.
+// PyTorch: scripts/bench_gpt2_torch.py, HF's GPT2LMHeadModel written out in torch with HF's
+// growing KV cache, run by Debian's /usr/bin/python3 with the same thread count.
+// Bound: the bytes a decode step must read (every weight once, less the unused rows of the position
+// embedding; the token embedding is the LM head, read whole; plus the window of the KV cache) over the read
+// bandwidth measured here (T threads summing a 1 GiB array).
+#include "../models/gpt2.h"
+
+#include <lazygrad/lazygrad.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_util.h"
+
+using namespace lazygrad;
+
+namespace {
+
+[[noreturn]] void usage(const char* argv0, const std::string& why) {
+  if (!why.empty()) std::fprintf(stderr, "%s: %s\n", argv0, why.c_str());
+  std::fprintf(why.empty() ? stdout : stderr,
+               "usage: %s [--threads T] [--prompt N] [--decode K] [--reps R] [--size gpt2|medium|large|xl] "
+               "[--no-torch]\n"
+               "  --threads  worker threads, ours and PyTorch's (default: hardware threads)\n"
+               "  --prompt   prompt tokens (default 128)\n"
+               "  --decode   decode steps timed per run (default 32)\n"
+               "  --reps     runs; the best counts (default 3)\n"
+               "  --size     GPT-2 size (default gpt2, the 124M model)\n"
+               "  --no-torch skip the PyTorch peer\n",
+               argv0);
+  std::exit(why.empty() ? 0 : 2);
+}
+
+// Read bandwidth: `threads` threads sum disjoint parts of a 1 GiB array (integer adds, which the
+// compiler vectorizes freely); the best of 5 passes, in GB/s.
+double read_bandwidth_gbs(int threads) {
+  const int64_t n = (int64_t(1) << 30) / 4;
+  std::unique_ptr<uint32_t[]> a(new uint32_t[n]);
+  for (int64_t i = 0; i < n; i++) a[i] = static_cast<uint32_t>(i);
+  double best = 1e30;
+  std::vector<uint32_t> sums(threads);
+  for (int rep = 0; rep < 5; rep++) {
+    double t0 = bench::now_s();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; t++)
+      pool.emplace_back([&, t] {
+        const int64_t b = n * t / threads, e = n * (t + 1) / threads;
+        uint32_t s = 0;
+        for (int64_t i = b; i < e; i++) s += a[i];
+        sums[t] = s;
+      });
+    for (auto& th : pool) th.join();
+    best = std::min(best, bench::now_s() - t0);
+  }
+  uint32_t total = 0;
+  for (uint32_t s : sums) total += s;
+  if (total == 12345) std::printf(" ");  // keeps the sums alive
+  return static_cast<double>(n) * 4 / best * 1e-9;
+}
+
+struct TorchResult {
+  bool ok = false;
+  std::string header, message;
+  double prompt_s = 0, decode_s = 0;
+};
+
+TorchResult run_torch(const models::GPT2Config& c, int threads, int64_t prompt, int64_t decode, int reps) {
+  TorchResult r;
+  const std::string t = std::to_string(threads);
+  std::ostringstream cmd;
+  cmd << "OPENBLAS_CORETYPE=SKYLAKEX OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=" << t
+      << " OPENBLAS_NUM_THREADS=" << t << " /usr/bin/python3 "
+      << bench::shell_quote(std::string(LAZYGRAD_SOURCE_DIR) + "/scripts/bench_gpt2_torch.py")
+      << " --threads " << t << " --layers " << c.n_layer << " --heads " << c.n_head << " --embd " << c.n_embd
+      << " --vocab " << c.vocab_size << " --positions " << c.n_positions << " --prompt " << prompt
+      << " --decode " << decode << " --reps " << reps;
+  FILE* pipe = popen(cmd.str().c_str(), "r");
+  if (!pipe) {
+    r.message = "could not start /usr/bin/python3";
+    return r;
+  }
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, pipe)) {
+    std::string line(buf);
+    if (!line.empty() && line.back() == '\n') line.pop_back();
+    std::istringstream in(line);
+    std::string word;
+    double ms = 0;
+    in >> word;
+    if (word == "torch")
+      r.header = line;
+    else if (word == "skip")
+      r.message = line.substr(5);
+    else if (word == "prompt_ms" && in >> ms)
+      r.prompt_s = ms * 1e-3;
+    else if (word == "decode_ms" && in >> ms)
+      r.decode_s = ms * 1e-3, r.ok = true;
+  }
+  int status = pclose(pipe);
+  if (!r.ok && r.message.empty())
+    r.message = "scripts/bench_gpt2_torch.py failed (exit status " + std::to_string(status) + ")";
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int64_t prompt = 128, decode = 32, reps = 3;
+  std::string size = "gpt2";
+  bool torch = true;
+  for (int i = 1; i < argc; i++) {
+    bench::Flag f =
+        bench::next_flag(argc, argv, i, usage, {"--threads", "--prompt", "--decode", "--reps", "--size"});
+    if (f.name == "--threads")
+      threads = static_cast<int>(bench::int_flag(usage, argv[0], f.name, f.value));
+    else if (f.name == "--prompt")
+      prompt = bench::int_flag(usage, argv[0], f.name, f.value);
+    else if (f.name == "--decode")
+      decode = bench::int_flag(usage, argv[0], f.name, f.value);
+    else if (f.name == "--reps")
+      reps = bench::int_flag(usage, argv[0], f.name, f.value);
+    else if (f.name == "--size")
+      size = f.value;
+    else if (f.name == "--no-torch")
+      torch = false;
+    else
+      usage(argv[0], "unknown argument '" + f.text + "'");
+  }
+  models::GPT2Config config;
+  if (size == "gpt2")
+    config = models::GPT2Config::gpt2();
+  else if (size == "medium")
+    config = models::GPT2Config::gpt2_medium();
+  else if (size == "large")
+    config = models::GPT2Config::gpt2_large();
+  else if (size == "xl")
+    config = models::GPT2Config::gpt2_xl();
+  else
+    usage(argv[0], "unknown --size '" + size + "'");
+  if (prompt + decode + 2 > config.n_positions)
+    usage(argv[0], "--prompt + --decode must stay below n_positions");
+  set_threads(threads);
+
+  std::printf(
+      "GPT-2 %s (n_layer %lld, n_embd %lld), batch 1, float32, %d threads; prompt %lld tokens, %lld decode "
+      "steps, best of %lld\n",
+      size.c_str(), static_cast<long long>(config.n_layer), static_cast<long long>(config.n_embd), threads,
+      static_cast<long long>(prompt), static_cast<long long>(decode), static_cast<long long>(reps));
+  const double bw = read_bandwidth_gbs(threads);
+
+  NoGrad no_grad;
+  models::GPT2 model(config);
+  int64_t weight_bytes = 0;
+  for (const auto& [name, t] : model.ordered_state_dict()) weight_bytes += t.numel() * 4;
+  realize(model.parameters());
+
+  std::vector<int64_t> ids(prompt);
+  for (int64_t i = 0; i < prompt; i++) ids[i] = (i * 7919) % config.vocab_size;
+  Tensor tokens = Tensor::from_vector(ids, {1, prompt}).realize();
+  Variable token(0, kInt64), pos(0, kInt64);
+  const int64_t window = std::min(config.n_positions, (prompt / 128 + 1) * 128);
+  Jit step(
+      [&](const std::vector<Tensor>&) { return std::vector<Tensor>{model.decode_step(token, pos, window)}; });
+  double best_prompt = 1e30, best_decode = 1e30;
+  for (int64_t rep = -1; rep < reps; rep++) {  // rep -1 warms up: compiles, and captures the Jit
+    double t0 = bench::now_s();
+    Tensor logits = model.forward(tokens, 0);
+    std::vector<float> last = logits.slice(1, prompt - 1, prompt).to_vector<float>();
+    const double prompt_s = bench::now_s() - t0;
+    const int64_t steps = rep < 0 ? 2 : decode;
+    t0 = bench::now_s();
+    for (int64_t s = 0; s < steps; s++) {
+      token.set(static_cast<double>(std::max_element(last.begin(), last.end()) - last.begin()));
+      pos.set(static_cast<double>(prompt + s));
+      last = step({})[0].to_vector<float>();
+    }
+    const double decode_s = (bench::now_s() - t0) / static_cast<double>(steps);
+    if (rep >= 0)
+      best_prompt = std::min(best_prompt, prompt_s), best_decode = std::min(best_decode, decode_s);
+  }
+  const int64_t read_bytes = weight_bytes - (config.n_positions - 1) * config.n_embd * 4 +
+                             2 * config.n_layer * window * config.n_embd * 4;
+  const double bound_s = static_cast<double>(read_bytes) / (bw * 1e9);
+
+  std::printf(
+      "read bandwidth %.1f GB/s; a decode step reads %.1f MB (weights and a %lld-position KV window): bound "
+      "%.2f ms/token\n",
+      bw, read_bytes * 1e-6, static_cast<long long>(window), bound_s * 1e3);
+  std::printf("\n%-10s %14s %14s\n", "", "prompt tok/s", "decode tok/s");
+  std::printf("%-10s %14.1f %14.1f\n", "lazygrad", prompt / best_prompt, 1 / best_decode);
+  if (torch) {
+    TorchResult t = run_torch(config, threads, prompt, decode, static_cast<int>(reps));
+    if (!t.ok) {
+      std::printf("PyTorch: skipped (%s)\n", t.message.c_str());
+    } else {
+      std::printf("%-10s %14.1f %14.1f   (%s)\n", "PyTorch", prompt / t.prompt_s, 1 / t.decode_s,
+                  t.header.c_str());
+      std::printf("%-10s %14.2f %14.2f   (lazygrad tok/s over PyTorch's)\n", "ratio",
+                  t.prompt_s / best_prompt, t.decode_s / best_decode);
+    }
+  }
+  std::printf("decode vs bound: %.2f ms/token is %.2fx the bandwidth bound (%.2f ms)\n", best_decode * 1e3,
+              best_decode / bound_s, bound_s * 1e3);
+  return 0;
+}
