@@ -20,6 +20,7 @@
 #include "nn/atomic_file.h"
 #include "nn/json_reader.h"
 #include "nn/mapped_file.h"
+#include "nn/mapped_tensor.h"
 #include "runtime/buffer.h"
 #include "tensor/tensor_impl.h"
 
@@ -274,20 +275,6 @@ void check_bools(const Entry& e, std::span<const std::byte> bytes, size_t file_o
                       "a BOOL byte is " + std::to_string(std::to_integer<int>(bytes[i])) + ", not 0 or 1");
 }
 
-// The tensor for one entry's bytes. An entry aligned to its element size is a Buffer over the
-// mapping, which it keeps alive (no copy); the mapping is private and writable, so an in-place
-// update copies the touched page and never reaches the file. A misaligned entry (legal in other
-// writers' files) would make the kernels' typed loads undefined, so it is copied, as is an empty
-// one (nothing to point at). See docs/safetensors.md.
-Tensor tensor_over(const std::shared_ptr<const MappedFile>& file, std::span<std::byte> bytes,
-                   const Entry& e) {
-  if (bytes.empty() || reinterpret_cast<uintptr_t>(bytes.data()) % itemsize(e.dtype) != 0)
-    return Tensor::from_bytes(bytes.data(), bytes.size(), e.shape, e.dtype);
-  const auto numel = static_cast<int64_t>(bytes.size() / itemsize(e.dtype));
-  auto buffer = std::make_shared<Buffer>("CPU", e.dtype, numel, std::shared_ptr<void>(file, bytes.data()));
-  return make_tensor(buffer_view(buffer, e.shape));
-}
-
 // A realized, contiguous buffer for each tensor: its own buffer when it already is one, otherwise
 // a copy; the copies are computed in one realize so they share work and fuse.
 std::vector<std::shared_ptr<Buffer>> contiguous_buffers(const std::vector<Tensor>& tensors) {
@@ -334,7 +321,8 @@ StateDict load_safetensors(const std::string& path) {
   StateDict tensors;
   for (const Entry& e : header.entries)
     tensors.emplace(e.name,
-                    tensor_over(file, bytes.subspan(header.data_start + e.begin, e.end - e.begin), e));
+                    tensor_over_mapping(file, bytes.subspan(header.data_start + e.begin, e.end - e.begin),
+                                        e.shape, e.dtype));
   return tensors;
 }
 

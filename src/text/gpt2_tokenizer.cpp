@@ -2,7 +2,7 @@
 // package gpt-3-encoder (itself a port of OpenAI's encoder.py). Three steps:
 //   1. split the text into words with GPT-2's regex
 //        's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-//      matched by hand over code points (split_words), with JavaScript's classes (text/unicode_classes.h);
+//      matched by hand over code points (text/pre_tokenizer.h), with JavaScript's classes;
 //   2. map each byte of a word to a token of one printable character (bytes_to_unicode);
 //   3. merge adjacent tokens, lowest merge rank first, until no pair has a rank (bpe).
 // docs/tokenizer.md says where the reference's quirks are kept.
@@ -18,115 +18,16 @@
 #include "lazygrad/error.h"
 #include "lazygrad/tokenizer.h"
 #include "nn/json_reader.h"
-#include "text/unicode_classes.h"
+#include "text/pre_tokenizer.h"
+#include "text/tokenizer_impl.h"
+#include "text/utf8.h"
 
 namespace lazygrad {
 namespace {
 
-using text::classify;
-using text::CodePointClass;
-
-// ---- bytes <-> printable characters -------------------------------------------------------------
-// GPT-2 gives each byte a printable code point: the printable Latin-1 bytes map to themselves,
-// the 68 others (controls, space, DEL, NBSP, soft hyphen) to U+0100.. in byte order.
-std::array<char32_t, 256> bytes_to_unicode() {
-  std::array<char32_t, 256> table{};
-  auto printable = [](int b) { return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE; };
-  char32_t next = 256;
-  for (int b = 0; b < 256; ++b) table[b] = printable(b) ? char32_t(b) : next++;
-  return table;
-}
-
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += char(cp);
-  } else if (cp < 0x800) {
-    out += char(0xC0 | (cp >> 6));
-    out += char(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += char(0xE0 | (cp >> 12));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  } else {
-    out += char(0xF0 | (cp >> 18));
-    out += char(0x80 | ((cp >> 12) & 0x3F));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  }
-}
-
-// One code point of `s` at `i`: its value and length in bytes. A byte that does not start a valid
-// UTF-8 sequence (shortest form, no surrogates, at most U+10FFFF) is a unit of its own with
-// cp = -1, which the splitter treats as U+FFFD (punctuation-like, "Other") would be treated.
-struct Unit {
-  int32_t cp;
-  size_t len;
-};
-
-Unit unit_at(std::string_view s, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char b0 = byte(i);
-  if (b0 < 0x80) return {b0, 1};
-  size_t len;
-  int32_t cp, min;
-  if (b0 >= 0xC2 && b0 <= 0xDF)
-    len = 2, cp = b0 & 0x1F, min = 0x80;
-  else if (b0 >= 0xE0 && b0 <= 0xEF)
-    len = 3, cp = b0 & 0x0F, min = 0x800;
-  else if (b0 >= 0xF0 && b0 <= 0xF4)
-    len = 4, cp = b0 & 0x07, min = 0x10000;
-  else
-    return {-1, 1};
-  if (i + len > s.size()) return {-1, 1};
-  for (size_t k = 1; k < len; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return {-1, 1};
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {-1, 1};
-  return {cp, len};
-}
-
-CodePointClass class_of(Unit u) { return u.cp < 0 ? CodePointClass::Other : classify(char32_t(u.cp)); }
-
-// The length in bytes of the regex's match at `i` (every position matches one alternative, so
-// the matches tile the text). The alternatives are tried in the regex's order.
-size_t match_at(std::string_view s, size_t i) {
-  const size_t n = s.size();
-  // 's|'t|'re|'ve|'m|'ll|'d  (case-sensitive, ASCII apostrophe only)
-  if (s[i] == '\'' && i + 1 < n) {
-    char c = s[i + 1];
-    if (c == 's' || c == 't' || c == 'm' || c == 'd') return 2;
-    if (i + 2 < n) {
-      std::string_view two = s.substr(i + 1, 2);
-      if (two == "re" || two == "ve" || two == "ll") return 3;
-    }
-  }
-  // ?\p{L}+ | ?\p{N}+ | ?[^\s\p{L}\p{N}]+ : an optional space, then a run of one class.
-  size_t start = s[i] == ' ' && i + 1 < n ? i + 1 : i;
-  for (size_t j : {start, i}) {  // with the space first; without it only if s[i] starts the run
-    Unit u = unit_at(s, j);
-    CodePointClass cls = class_of(u);
-    if (cls == CodePointClass::Space) continue;
-    size_t k = j + u.len;
-    while (k < n) {
-      Unit v = unit_at(s, k);
-      if (class_of(v) != cls) break;
-      k += v.len;
-    }
-    return k - i;
-  }
-  // \s+(?!\S) | \s+ : a run of whitespace; when something else follows, all of it but the last
-  // character (which then goes with the next word: " world"), unless the run is one character.
-  size_t k = i, last = i;
-  while (k < n) {
-    Unit v = unit_at(s, k);
-    if (class_of(v) != CodePointClass::Space) break;
-    last = k;
-    k += v.len;
-  }
-  if (k < n && last > i) return last - i;
-  return k - i;
-}
+using text::append_utf8;
+using text::Unit;
+using text::unit_at;
 
 std::string read_file(const std::string& path, const char* what) {
   std::error_code ec;
@@ -324,7 +225,7 @@ GPT2Tokenizer GPT2Tokenizer::from_files(const std::string& encoder_json_path,
   document.clear();
 
   // Each token's bytes: every character must be one of the 256 byte characters.
-  const std::array<char32_t, 256> b2u = bytes_to_unicode();
+  const std::array<char32_t, 256> b2u = text::bytes_to_unicode();
   std::unordered_map<char32_t, unsigned char> u2b;
   for (int b = 0; b < 256; ++b) u2b[b2u[b]] = static_cast<unsigned char>(b);
   impl->bytes.resize(n);
@@ -417,7 +318,7 @@ std::vector<int32_t> GPT2Tokenizer::encode(std::string_view text) const {
   std::vector<int32_t> out;
   out.reserve(text.size() / 3 + 1);
   for (size_t i = 0; i < text.size();) {
-    size_t len = match_at(text, i);
+    size_t len = text::match_at(text::SplitPattern::Gpt2, text, i);
     std::string_view word = text.substr(i, len);
     i += len;
     {
