@@ -1,6 +1,7 @@
-// Text generation with models/gpt2.h: the prompt goes through the model in one forward (filling the
-// KV cache), then tokens are chosen one at a time by a lazygrad::Sampler from the last position's
-// logits and fed back one by one through the cache. Header-only and public API only.
+// Text generation with a causal language model with a KV cache (models/gpt2.h, models/llama.h): the
+// prompt goes through the model in one forward (filling the KV cache), then tokens are chosen one at
+// a time by a lazygrad::Sampler from the last position's logits and fed back one by one through the
+// cache. Header-only and public API only.
 #pragma once
 
 #include <lazygrad/error.h>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "gpt2.h"
+#include "llama.h"
 
 namespace lazygrad::models {
 
@@ -35,27 +37,35 @@ struct GenerateStats {
   int64_t generated_tokens = 0;
   double prompt_seconds = 0;
   double generate_seconds = 0;
-  std::string stop_reason;  // "max_tokens", "eos" or "n_positions"
+  std::string stop_reason;  // "max_tokens", "eos", or the model's kContextName ("n_positions", "max_context")
 };
 
-// Generates up to options.max_tokens tokens after `prompt` (ids < vocab_size, 1 to n_positions of
+// Generates up to options.max_tokens tokens after `prompt` (ids < vocab_size, 1 to context_length of
 // them), calling on_token(id) for each as soon as it is chosen (for streaming). Stops after
-// max_tokens tokens, after the end-of-text token, or when the sequence fills the model's
-// n_positions. Returns the new tokens (not the prompt). Resets the model's KV cache first.
-inline std::vector<int32_t> generate(GPT2& model, std::span<const int32_t> prompt, Sampler& sampler,
-                                     const GenerateOptions& options,
-                                     const std::function<void(int32_t)>& on_token = {},
-                                     GenerateStats* stats = nullptr) {
-  const GPT2Config& config = model.config;
+// max_tokens tokens, after the end-of-text token, or when the sequence fills the model's context
+// (GPT-2's n_positions, LLaMA's max_context). Returns the new tokens (not the prompt). Resets the
+// model's KV cache first.
+//
+// Model: forward(tokens [1, T], start_pos) -> logits [1, T, vocab] through the KV cache,
+// decode_step(token, pos, window) -> logits [1, 1, vocab] with fixed shapes (Variables for the token
+// and its position), reset_cache(), vocab_size(), context_length() and kContextName (the limit's
+// name for messages).
+template <class Model>
+std::vector<int32_t> generate(Model& model, std::span<const int32_t> prompt, Sampler& sampler,
+                              const GenerateOptions& options,
+                              const std::function<void(int32_t)>& on_token = {},
+                              GenerateStats* stats = nullptr) {
+  const int64_t context = model.context_length(), vocab_size = model.vocab_size();
+  const std::string context_name = Model::kContextName;
   if (prompt.empty()) throw Error("generate: the prompt has no tokens");
-  if (static_cast<int64_t>(prompt.size()) > config.n_positions)
-    throw Error("generate: the prompt has " + std::to_string(prompt.size()) +
-                " tokens, more than n_positions " + std::to_string(config.n_positions));
+  if (static_cast<int64_t>(prompt.size()) > context)
+    throw Error("generate: the prompt has " + std::to_string(prompt.size()) + " tokens, more than " +
+                context_name + " " + std::to_string(context));
   if (options.max_tokens < 0) throw Error("generate: max_tokens must be >= 0");
   for (int32_t id : prompt)
-    if (id < 0 || id >= config.vocab_size)
+    if (id < 0 || id >= vocab_size)
       throw Error("generate: prompt token " + std::to_string(id) + " is outside the model's vocabulary of " +
-                  std::to_string(config.vocab_size));
+                  std::to_string(vocab_size));
 
   using Clock = std::chrono::steady_clock;
   auto seconds = [](Clock::time_point a, Clock::time_point b) {
@@ -81,7 +91,7 @@ inline std::vector<int32_t> generate(GPT2& model, std::span<const int32_t> promp
   auto step_logits = [&](int32_t token, int64_t pos) {
     token_var.set(token);
     pos_var.set(static_cast<double>(pos));
-    const int64_t window = std::min(config.n_positions, (pos / kDecodeWindow + 1) * kDecodeWindow);
+    const int64_t window = std::min(context, (pos / kDecodeWindow + 1) * kDecodeWindow);
     auto it = steps.find(window);
     if (it == steps.end())
       it = steps
@@ -89,7 +99,8 @@ inline std::vector<int32_t> generate(GPT2& model, std::span<const int32_t> promp
                           return std::vector<Tensor>{model.decode_step(token_var, pos_var, window)};
                         }))
                .first;
-    return it->second({})[0].to_vector<float>();
+    const Tensor logits = it->second({})[0];
+    return logits.to_vector<float>();
   };
 
   GenerateStats s;
@@ -100,8 +111,8 @@ inline std::vector<int32_t> generate(GPT2& model, std::span<const int32_t> promp
   s.prompt_seconds = seconds(t0, t1);
   s.stop_reason = "max_tokens";
   while (static_cast<int64_t>(generated.size()) < options.max_tokens) {
-    if (static_cast<int64_t>(sequence.size()) >= config.n_positions) {
-      s.stop_reason = "n_positions";
+    if (static_cast<int64_t>(sequence.size()) >= context) {
+      s.stop_reason = context_name;
       break;
     }
     const int32_t next = sampler.sample(logits, sequence);
@@ -114,7 +125,7 @@ inline std::vector<int32_t> generate(GPT2& model, std::span<const int32_t> promp
     }
     // Feed it only if another token will be chosen.
     if (static_cast<int64_t>(generated.size()) < options.max_tokens &&
-        static_cast<int64_t>(sequence.size()) < config.n_positions)
+        static_cast<int64_t>(sequence.size()) < context)
       logits = step_logits(sequence.back(), static_cast<int64_t>(sequence.size()) - 1);
   }
   s.generated_tokens = static_cast<int64_t>(generated.size());

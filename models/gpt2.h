@@ -19,6 +19,7 @@
 // Header-only and public API only. docs/gpt2.md has the details and what is not done yet.
 #pragma once
 
+#include <lazygrad/error.h>
 #include <lazygrad/nn.h>
 #include <lazygrad/state_dict.h>
 #include <lazygrad/variable.h>
@@ -225,6 +226,11 @@ class GPT2 : public nn::Module {
   void reset_cache() {
     for (const auto& block : blocks) block->attn->reset_cache();
   }
+
+  // For models/generate.h: the vocabulary, and how many positions a sequence may fill.
+  int64_t vocab_size() const { return config.vocab_size; }
+  int64_t context_length() const { return config.n_positions; }
+  static constexpr const char* kContextName = "n_positions";
 
   // Copies in a Hugging Face GPT-2 checkpoint's tensors (GPT2Model's or GPT2LMHeadModel's names,
   // with or without "transformer."). Every tensor of this model must be there with its shape,

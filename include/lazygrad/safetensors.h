@@ -25,6 +25,16 @@ StateDict load_safetensors(const std::string& path);
 // data is not read). Empty when the file has none.
 SafetensorsMetadata load_safetensors_metadata(const std::string& path);
 
+// A Hugging Face model folder's weights, as from_pretrained finds them: dir/model.safetensors when
+// there is one; otherwise a sharded checkpoint, dir/model.safetensors.index.json
+// ({"metadata": {...}, "weight_map": {tensor name: shard file name}}) and every shard it names, each
+// read as load_safetensors reads it (mapped, no copy). Checked, each a lazygrad::Error naming the
+// file and the tensor or shard: the index's syntax and types (with byte offsets), shard names that
+// are not plain file names inside the folder ("/", "\\", "." or ".."), a shard file that does not
+// exist, a mapped tensor its shard lacks, a tensor in two shards, a tensor a shard holds that the
+// weight_map does not list, and neither file present.
+StateDict load_safetensors_folder(const std::string& dir);
+
 // safetensors.torch.save_file(tensors, filename, metadata): writes every tensor (computing the lazy
 // ones, all in one schedule), laid out as the reference implementation lays them out. Atomic: the
 // file is written next to `path` and renamed over it, so a failed or interrupted save leaves any
