@@ -89,7 +89,8 @@ inline void no_positionals(const Options& opts) {
 
 // ---- commands defined in files of their own ----------------------------------------------------
 
-int cmd_train(const Args& args);     // apps/train.cpp
-int cmd_generate(const Args& args);  // apps/generate.cpp
+int cmd_train(const Args& args);         // apps/train.cpp
+int cmd_train_charlm(const Args& args);  // apps/train_charlm.cpp; `train` passes args from "charlm" on
+int cmd_generate(const Args& args);      // apps/generate.cpp
 
 }  // namespace lazygrad::cli

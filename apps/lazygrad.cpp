@@ -37,9 +37,11 @@ const Command kCommands[] = {
     {"help", "[COMMAND]", "show help for lazygrad or for one command", "", cmd_help},
     {"train",
      "fashion-mnist [--model mlp|cnn] [--epochs N] [--batch-size B] [--lr X] [--seed S] [--data DIR] "
-     "[--out DIR] [--limit N] [--jit on|off]",
-     "train a classifier on Fashion-MNIST (Adam, cross-entropy), print its test accuracy",
-     "options:\n"
+     "[--out DIR] [--limit N] [--jit on|off]\n"
+     "       lazygrad train charlm --text FILE|FOLDER [--minutes M] [--steps N] [--out DIR] "
+     "[--sample-chars N] [--temperature T] [--prompt TEXT] [--seed S] [model and training options]",
+     "train a classifier on Fashion-MNIST, or a character-level GPT on any text",
+     "fashion-mnist: a classifier (Adam, cross-entropy); prints its test accuracy. Options:\n"
      "  --model mlp|cnn   784-512-512-10 MLP, or a LeNet-style CNN (default mlp)\n"
      "  --epochs N        passes over the training set (default 1)\n"
      "  --batch-size B    examples per step; the last, shorter batch is dropped (default 128)\n"
@@ -51,7 +53,26 @@ const Command kCommands[] = {
      "  --jit on|off      replay the captured training step (default on)\n"
      "\n"
      "After each epoch: the epoch's time and items/s, `test accuracy: NN.NN%` on the 10k test images,\n"
-     "the checkpoint and the plot (train loss per step, test accuracy per epoch). See docs/train.md.",
+     "the checkpoint and the plot (train loss per step, test accuracy per epoch). See docs/train.md.\n"
+     "\n"
+     "charlm: a small GPT on the bytes of a text; prints the loss on held-out text (the last 10% of\n"
+     "each file) in nats per character, writes a checkpoint and prints a sample. Options:\n"
+     "  --text FILE|FOLDER  the text: a file, or every text file directly in a folder (binary files,\n"
+     "                      holding a NUL byte, and second names of one file are skipped)\n"
+     "  --minutes M         stop after M minutes of training and evaluation (default 15 without --steps)\n"
+     "  --steps N           stop after N steps; the learning rate schedule then follows the steps\n"
+     "                      (otherwise the clock), so a run is repeatable\n"
+     "  --out DIR           where charlm.safetensors goes, with the vocabulary in its metadata (default .)\n"
+     "  --sample-chars N    characters to sample at the end (default 400; 0: none)\n"
+     "  --temperature T     0: greedy; otherwise softmax(logits / T) (default 0.8)\n"
+     "  --prompt TEXT       the sample continues TEXT (default a new line)\n"
+     "  --seed S            seeds the initialization, the batches and the sampler (default 0)\n"
+     "  --layers N, --heads N, --embd N, --context N   the model (default 4, 4, 128, 64)\n"
+     "  --batch-size B, --lr X, --warmup N, --eval-every N\n"
+     "                      windows per step (default 32), AdamW's peak learning rate (default 0.004;\n"
+     "                      linear warmup over N steps (default 50), cosine to a tenth), steps between\n"
+     "                      held-out evaluations (default 100)\n"
+     "See docs/charlm.md.",
      cmd_train},
     {"generate",
      "--model DIR [--prompt TEXT] [--max-tokens N] [--temperature T] [--top-k K] [--top-p P] "

@@ -273,6 +273,19 @@ TEST(Optimize, OneHotSumIsOneLoad) {
   EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{0, 0, 2, 2, 0, 0, 1, 1}));
 }
 
+// A weight gradient, x^T @ dy over a long batch axis: the vector lanes go along an axis that the
+// register tile upcasts too, and the long-reduction panel split it once more; the Loop over the
+// rest of that axis used to count without that split and did not fit (found training a GPT).
+TEST(Optimize, AWeightGradientsTileFitsItsAxes) {
+  Tensor x = input({2048, 256}), dy = input({2048, 16}, 5);
+  Kernel k = only_kernel(x.t().matmul(dy));
+  std::vector<Opt> opts = default_opts(k);
+  ASSERT_NO_THROW(apply_opts(k, opts)) << opts_str(opts);
+  std::vector<double> got = run_with(k, opts), want = run_with(k, {});
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-3 * (1 + std::abs(want[i]))) << i;
+}
+
 // An output Loop around a reduction: what the reduction reads that the Loop does not move is copied
 // once into scratch (codegen/stage.h), and the answer stays the same.
 TEST(Optimize, LoopStagesWhatItRepeats) {

@@ -437,7 +437,7 @@ std::vector<Opt> default_opts(const Kernel& k) {
     if (best >= 0 && static_cast<size_t>(best) < ax.n_output && reduce_size >= kLongReduction && tile == 8 &&
         rows && left[best] % 2 == 0 && left[best] >= 2) {
       opts.push_back({AxisKind::Upcast, best, 2});
-      left[best] /= 2;
+      left[best] /= 2;  // the vector axis may be a tile axis too (a weight gradient): its Loop below
       opts.push_back({AxisKind::Global, best, 0});
       // The tile axes' rest as a loop inside the kernel: each global index is one column panel,
       // which the linearizer stages (codegen/stage.h) into scratch once for all its row tiles.
