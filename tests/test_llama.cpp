@@ -28,6 +28,7 @@
 
 #include "../models/generate.h"
 #include "../models/llama.h"
+#include "../models/llama_gguf.h"
 #include "expect_error.h"
 #include "test_files.h"
 
@@ -346,6 +347,62 @@ TEST(Llama, FixedShapeDecodeStepsMatchFullForward) {
     EXPECT_LE(err, kTolerance) << name;
     std::printf("%s fixed-shape decode steps: max |diff| / max |ref| = %.3g\n", name, err);
   }
+}
+
+TEST(Llama, GGUFFileGivesTheSameLogits) {
+  // model.gguf holds llama3's weights as llama.cpp's converter writes them (scripts/
+  // make_llama_gguf_fixture.py): its names, its Q/K row permutation, the rope scaling as
+  // rope_freqs.weight, and a small SentencePiece vocabulary.
+  const Reference ref = read_reference("llama3");
+  const GGUFFile file = load_gguf((folder("llama3") / "model.gguf").string());
+  const LlamaConfig c = models::llama_config_from_gguf(file), hf = config_of("llama3");
+  EXPECT_EQ(c.hidden_size, hf.hidden_size);
+  EXPECT_EQ(c.num_key_value_heads, hf.num_key_value_heads);
+  EXPECT_EQ(c.tie_word_embeddings, hf.tie_word_embeddings);
+  EXPECT_EQ(c.head_size(), hf.head_size());
+  NoGrad no_grad;
+  auto model = models::load_llama_gguf(file);
+  const double err = relative_error((*model)(tokens_of(ref)).to_vector<float>(), ref.full);
+  EXPECT_LE(err, kTolerance);
+  std::printf("GGUF: max |diff| / max |ref| = %.3g\n", err);
+
+  // The permutation and the frequency divisors matter: without either the logits are far off.
+  StateDict raw = models::llama_state_dict_from_gguf(file, c);
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i)
+    for (const char* p : {"q", "k"})
+      raw["model.layers." + std::to_string(i) + ".self_attn." + p + "_proj.weight"] =
+          file.tensor("blk." + std::to_string(i) + ".attn_" + p + ".weight");
+  Llama permuted(c);
+  permuted.load_hf_state_dict(raw);
+  EXPECT_GT(relative_error(permuted(tokens_of(ref)).to_vector<float>(), ref.full), 100 * kTolerance);
+  Llama unscaled(c);
+  unscaled.load_hf_state_dict(models::llama_state_dict_from_gguf(file, c));
+  EXPECT_GT(relative_error(unscaled(tokens_of(ref)).to_vector<float>(), ref.full), 100 * kTolerance);
+
+  // The tokenizer in the metadata: BOS first, then the SentencePiece pieces, and back.
+  const Tokenizer tokenizer = Tokenizer::from_gguf_vocab(models::gguf_vocab(file));
+  EXPECT_EQ(tokenizer.vocab_size(), static_cast<size_t>(c.vocab_size));
+  const std::vector<int32_t> ids = tokenizer.encode("hello world", {.add_special = true});
+  ASSERT_FALSE(ids.empty());
+  EXPECT_EQ(ids[0], 1);
+  EXPECT_EQ(tokenizer.decode(ids, /*skip_special=*/true), "hello world");
+}
+
+TEST(Llama, BadGGUFFilesAreErrors) {
+  const GGUFFile file = load_gguf((folder("llama3") / "model.gguf").string());
+  GGUFFile other = file;
+  other.metadata.erase("general.architecture");
+  expect_error([&] { models::llama_config_from_gguf(other); }, {"general.architecture"});
+  other = file;
+  other.metadata.erase("llama.block_count");
+  expect_error([&] { models::llama_config_from_gguf(other); }, {"llama.block_count"});
+  other = file;
+  other.tensors.erase("blk.1.ffn_up.weight");
+  other.tensor_infos.erase(
+      std::find_if(other.tensor_infos.begin(), other.tensor_infos.end(),
+                   [](const GGUFTensorInfo& t) { return t.name == "blk.1.ffn_up.weight"; }));
+  expect_error([&] { models::load_llama_gguf(other); },
+               {"blk.1.ffn_up.weight", "model.layers.1.mlp.up_proj.weight"});
 }
 
 TEST(Llama, RopeScalingAndSlidingWindowAreExercised) {
