@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <sstream>
@@ -79,6 +80,31 @@ inline std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// Debian's OpenBLAS builds, which torch picks up through libblas.so.3 ahead of the system's
+// alternative (the reference BLAS unless OpenBLAS was installed). The OpenMP build shares torch's
+// OpenMP threads; the pthreads one starts its own.
+inline std::string openblas_dir() {
+  for (const char* dir :
+       {"/usr/lib/x86_64-linux-gnu/openblas-openmp", "/usr/lib/x86_64-linux-gnu/openblas-pthread"})
+    if (std::filesystem::exists(std::filesystem::path(dir) / "libblas.so.3")) return dir;
+  return "";
+}
+
+// The environment PyTorch runs under: every BLAS and OpenMP pool at our thread count, OpenMP threads
+// that sleep rather than spin between parallel regions (the two pools then do not fight over the
+// cores), and OpenBLAS's AVX-512 kernels whatever CPU it detects (0.3.21 takes this AMD EPYC for a
+// Cooperlake, whose sgemm kernels are SkylakeX's; a CPU it does not know gets older kernels).
+inline std::string torch_env(int threads) {
+  std::string t = std::to_string(threads);
+  std::string env = "OMP_NUM_THREADS=" + t + " OPENBLAS_NUM_THREADS=" + t + " MKL_NUM_THREADS=" + t +
+                    " OMP_WAIT_POLICY=PASSIVE OPENBLAS_CORETYPE=SKYLAKEX";
+  if (std::string dir = openblas_dir(); !dir.empty()) {
+    const char* old = std::getenv("LD_LIBRARY_PATH");
+    env += " LD_LIBRARY_PATH=" + shell_quote(dir + (old && *old ? ":" + std::string(old) : ""));
+  }
+  return env;
 }
 
 }  // namespace bench

@@ -187,8 +187,7 @@ struct TorchResult {
 TorchResult run_torch(const Case& c, int threads, int reps) {
   TorchResult r;
   const std::string t = std::to_string(threads);
-  std::string cmd = "OPENBLAS_CORETYPE=SKYLAKEX OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=" + t +
-                    " OPENBLAS_NUM_THREADS=" + t + " /usr/bin/python3 " +
+  std::string cmd = "env " + bench::torch_env(threads) + " /usr/bin/python3 " +
                     bench::shell_quote(std::string(LAZYGRAD_SOURCE_DIR) + "/scripts/bench_conv_torch.py") +
                     " --threads " + t + " --reps " + std::to_string(reps) + " " + c.spec();
   FILE* pipe = popen(cmd.c_str(), "r");

@@ -12,7 +12,9 @@
 //           steps after the prompt, logits copied to the host and argmax taken each step; the best
 //           of R runs, after one run that captures the Jit.
 // PyTorch: scripts/bench_gpt2_torch.py, HF's GPT2LMHeadModel written out in torch with HF's
-// growing KV cache, run by Debian's /usr/bin/python3 with the same thread count.
+// growing KV cache, run by Debian's /usr/bin/python3 with the same thread count and Debian's
+// OpenBLAS (bench::torch_env: torch's matrix products go through libblas.so.3, which the system's
+// alternatives may point at the slow reference BLAS).
 // Bound: the bytes a decode step must read (every weight once, less the unused rows of the position
 // embedding; the token embedding is the LM head, read whole; plus the window of the KV cache) over the read
 // bandwidth measured here (T threads summing a 1 GiB array).
@@ -23,6 +25,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -50,8 +53,24 @@ namespace {
   std::exit(why.empty() ? 0 : 2);
 }
 
-// Read bandwidth: `threads` threads sum disjoint parts of a 1 GiB array (integer adds, which the
-// compiler vectorizes freely); the best of 5 passes, in GB/s.
+// Sums n uint32 (n a multiple of 64) with four 8-lane vector accumulators, so that the loads, not
+// the adds, are the limit (a plain loop is not vectorized at -O2).
+uint32_t sum_words(const uint32_t* a, int64_t n) {
+  typedef uint32_t u32x8 __attribute__((vector_size(32)));
+  u32x8 acc[4] = {};
+  for (int64_t i = 0; i < n; i += 32)
+    for (int k = 0; k < 4; k++) {
+      u32x8 v;
+      std::memcpy(&v, a + i + 8 * k, sizeof v);
+      acc[k] += v;
+    }
+  u32x8 t = acc[0] + acc[1] + acc[2] + acc[3];
+  uint32_t s = 0;
+  for (int k = 0; k < 8; k++) s += t[k];
+  return s;
+}
+
+// Read bandwidth: `threads` threads sum disjoint parts of a 1 GiB array; the best of 5 passes, in GB/s.
 double read_bandwidth_gbs(int threads) {
   const int64_t n = (int64_t(1) << 30) / 4;
   std::unique_ptr<uint32_t[]> a(new uint32_t[n]);
@@ -63,10 +82,8 @@ double read_bandwidth_gbs(int threads) {
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; t++)
       pool.emplace_back([&, t] {
-        const int64_t b = n * t / threads, e = n * (t + 1) / threads;
-        uint32_t s = 0;
-        for (int64_t i = b; i < e; i++) s += a[i];
-        sums[t] = s;
+        const int64_t b = n / 64 * t / threads * 64, e = n / 64 * (t + 1) / threads * 64;
+        sums[t] = sum_words(a.get() + b, e - b);
       });
     for (auto& th : pool) th.join();
     best = std::min(best, bench::now_s() - t0);
@@ -87,8 +104,7 @@ TorchResult run_torch(const models::GPT2Config& c, int threads, int64_t prompt, 
   TorchResult r;
   const std::string t = std::to_string(threads);
   std::ostringstream cmd;
-  cmd << "OPENBLAS_CORETYPE=SKYLAKEX OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=" << t
-      << " OPENBLAS_NUM_THREADS=" << t << " /usr/bin/python3 "
+  cmd << "env " << bench::torch_env(threads) << " /usr/bin/python3 "
       << bench::shell_quote(std::string(LAZYGRAD_SOURCE_DIR) + "/scripts/bench_gpt2_torch.py")
       << " --threads " << t << " --layers " << c.n_layer << " --heads " << c.n_head << " --embd " << c.n_embd
       << " --vocab " << c.vocab_size << " --positions " << c.n_positions << " --prompt " << prompt

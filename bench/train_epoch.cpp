@@ -233,31 +233,6 @@ std::string torch_script() {
   return !ec && fs::exists(from_exe) ? from_exe.string() : from_source.string();
 }
 
-// Debian's OpenBLAS builds, which torch picks up through libblas.so.3 ahead of the system's
-// alternative (the reference BLAS unless OpenBLAS was installed). The OpenMP build shares torch's
-// OpenMP threads; the pthreads one starts its own.
-std::string openblas_dir() {
-  for (const char* dir :
-       {"/usr/lib/x86_64-linux-gnu/openblas-openmp", "/usr/lib/x86_64-linux-gnu/openblas-pthread"})
-    if (fs::exists(fs::path(dir) / "libblas.so.3")) return dir;
-  return "";
-}
-
-// The environment PyTorch runs under: every BLAS and OpenMP pool at our thread count, OpenMP threads
-// that sleep rather than spin between parallel regions (the two pools then do not fight over the
-// cores), and OpenBLAS's AVX-512 kernels whatever CPU it detects (0.3.21 takes this AMD EPYC for a
-// Cooperlake, whose sgemm kernels are SkylakeX's; a CPU it does not know gets older kernels).
-std::string torch_env(int threads) {
-  std::string t = std::to_string(threads);
-  std::string env = "OMP_NUM_THREADS=" + t + " OPENBLAS_NUM_THREADS=" + t + " MKL_NUM_THREADS=" + t +
-                    " OMP_WAIT_POLICY=PASSIVE OPENBLAS_CORETYPE=SKYLAKEX";
-  if (std::string dir = openblas_dir(); !dir.empty()) {
-    const char* old = std::getenv("LD_LIBRARY_PATH");
-    env += " LD_LIBRARY_PATH=" + bench::shell_quote(dir + (old && *old ? ":" + std::string(old) : ""));
-  }
-  return env;
-}
-
 // "key=value key=value" after the line's first word.
 std::map<std::string, std::string> fields(const std::string& line) {
   std::map<std::string, std::string> out;
@@ -287,7 +262,7 @@ Run run_torch(const std::string& model_name, const Config& cfg, int threads, int
   }
   std::string script = torch_script();
   std::string cmd =
-      "env " + torch_env(threads) + " " + kPython + " " + bench::shell_quote(script) + " --model " +
+      "env " + bench::torch_env(threads) + " " + kPython + " " + bench::shell_quote(script) + " --model " +
       model_name + " --threads " + std::to_string(threads) + " --warmup " + std::to_string(cfg.warmup) +
       " --seed " + std::to_string(cfg.seed) + " --data " + bench::shell_quote(cfg.data_dir) +
       (cfg.epochs > 0 ? " --epochs " + std::to_string(cfg.epochs) : " --steps " + std::to_string(steps));
@@ -426,7 +401,7 @@ int main(int argc, char** argv) {
               lazygrad::settings().cc.c_str(), lazygrad::settings().cflags.c_str());
   if (cfg.torch)
     std::printf("PyTorch: %s %s, environment %s\n", kPython, torch_script().c_str(),
-                torch_env(threads).c_str());
+                bench::torch_env(threads).c_str());
   std::fflush(stdout);
 
   struct Row {
