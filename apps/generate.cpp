@@ -1,9 +1,12 @@
-// `lazygrad generate --model DIR --prompt TEXT`: text from a Hugging Face GPT-2 folder (config.json,
-// model.safetensors, vocab.json, merges.txt), streamed to stdout as it is generated, with the prompt's
-// and the generation's tokens/s on stderr at the end. models/generate.h does the work; docs/gpt2.md
-// describes the options and what is measured.
+// `lazygrad generate --model PATH --prompt TEXT`: text from a Hugging Face folder (GPT-2: config.json,
+// model.safetensors, vocab.json and merges.txt or tokenizer.json; LLaMA-family: config.json, the
+// safetensors, sharded or not, and tokenizer.json) or from a llama.cpp GGUF file, streamed to stdout
+// as it is generated, with the prompt's and the generation's tokens/s on stderr at the end.
+// models/generate.h does the work; docs/gpt2.md and docs/llama.md describe the options and what is
+// measured.
 #include "../models/generate.h"
 
+#include <lazygrad/json.h>
 #include <lazygrad/lazygrad.h>
 
 #include <charconv>
@@ -16,10 +19,12 @@
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <variant>
 #include <vector>
 
 #include "../models/gpt2.h"
-#include "../src/nn/json_reader.h"
+#include "../models/llama.h"
+#include "../models/llama_gguf.h"
 #include "command.h"
 #include "utf8_stream.h"
 
@@ -59,7 +64,8 @@ GenerateConfig parse_config(const Args& args) {
   no_positionals(opts);
   GenerateConfig cfg;
   auto model = opts.get("--model");
-  if (!model || model->empty()) throw UsageError{"--model DIR is needed (a Hugging Face GPT-2 folder)"};
+  if (!model || model->empty())
+    throw UsageError{"--model PATH is needed (a Hugging Face model folder or a .gguf file)"};
   cfg.model = *model;
   if (auto v = opts.get("--prompt")) cfg.prompt = *v;
   if (auto v = opts.get("--max-tokens")) cfg.max_tokens = parse_whole("--max-tokens", *v);
@@ -89,8 +95,7 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
-// config.json's GPT-2 fields. Another model_type is not supported yet.
-models::GPT2Config read_config(const fs::path& path) {
+json::Value read_json(const fs::path& path) {
   const std::string where = path.string();
   json::Value doc;
   try {
@@ -99,11 +104,24 @@ models::GPT2Config read_config(const fs::path& path) {
     throw Error(where + ": invalid JSON at byte " + std::to_string(e.offset()) + ": " + e.reason());
   }
   if (doc.kind != json::Kind::Object) throw Error(where + ": expected an object");
-  if (const json::Value* type = doc.find("model_type");
-      type && !(type->kind == json::Kind::String && type->text == "gpt2"))
-    throw Error(where + ": model_type " +
-                (type->kind == json::Kind::String ? json::quote(type->text) : "(not a string)") +
-                " is not supported yet: only GPT-2 (\"gpt2\") models");
+  return doc;
+}
+
+// config.json's model_type: "gpt2", "llama" or "mistral" (LLaMA's architecture); absent: "gpt2",
+// as the first GPT-2 folders on the hub have no model_type.
+std::string model_type(const json::Value& doc, const std::string& where) {
+  const json::Value* type = doc.find("model_type");
+  if (!type) return "gpt2";
+  if (type->kind == json::Kind::String &&
+      (type->text == "gpt2" || type->text == "llama" || type->text == "mistral"))
+    return type->text;
+  throw Error(where + ": model_type " +
+              (type->kind == json::Kind::String ? json::quote(type->text) : "(not a string)") +
+              " is not supported: only \"gpt2\", \"llama\" and \"mistral\" models");
+}
+
+// config.json's GPT-2 fields.
+models::GPT2Config gpt2_config(const json::Value& doc, const std::string& where) {
   if (const json::Value* act = doc.find("activation_function");
       act && !(act->kind == json::Kind::String && act->text == "gelu_new"))
     throw Error(where + ": activation_function " +
@@ -111,8 +129,7 @@ models::GPT2Config read_config(const fs::path& path) {
                 " is not supported yet: only GPT-2's \"gelu_new\"");
   auto number = [&](const char* key) {
     const json::Value* v = doc.find(key);
-    if (v == nullptr)
-      throw Error(where + ": no \"" + key + "\" (not a GPT-2 config? only GPT-2 models are supported yet)");
+    if (v == nullptr) throw Error(where + ": no \"" + key + "\" (not a GPT-2 config?)");
     double x = 0;
     auto [end, ec] = std::from_chars(v->text.data(), v->text.data() + v->text.size(), x);
     if (v->kind != json::Kind::Number || ec != std::errc() || end != v->text.data() + v->text.size())
@@ -145,50 +162,95 @@ fs::path need_file(const fs::path& dir, const char* name) {
 
 double per_second(int64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
 
+// A model ready to generate with, and how to turn text into its tokens and back.
+struct LoadedModel {
+  std::variant<std::shared_ptr<models::GPT2>, std::shared_ptr<models::Llama>> model;
+  Tokenizer tokenizer;
+  int64_t vocab_size = 0;
+  bool add_bos = false;  // LLaMA's prompts start with BOS; GPT-2's with nothing
+};
+
+LoadedModel load_gpt2_folder(const fs::path& dir, const json::Value& doc, const std::string& where) {
+  const models::GPT2Config config = gpt2_config(doc, where);
+  const fs::path weights = need_file(dir, "model.safetensors");
+  // OpenAI's files (vocab.json and merges.txt), or the same tokenizer as tokenizer.json.
+  const bool split_files = fs::exists(dir / "vocab.json") || !fs::exists(dir / "tokenizer.json");
+  Tokenizer tokenizer = split_files
+                            ? Tokenizer(GPT2Tokenizer::from_files(need_file(dir, "vocab.json").string(),
+                                                                  need_file(dir, "merges.txt").string()))
+                            : Tokenizer::from_hf_json((dir / "tokenizer.json").string());
+  auto model = std::make_shared<models::GPT2>(config);
+  model->load_hf_state_dict(load_safetensors(weights.string()));
+  return {model, tokenizer, config.vocab_size, false};
+}
+
+LoadedModel load_llama_folder(const fs::path& dir) {
+  const models::LlamaConfig config = models::LlamaConfig::from_file(need_file(dir, "config.json").string());
+  Tokenizer tokenizer = Tokenizer::from_hf_json(need_file(dir, "tokenizer.json").string());
+  auto model = std::make_shared<models::Llama>(config);
+  model->load_hf_state_dict(load_safetensors_folder(dir.string()));
+  return {model, tokenizer, config.vocab_size, true};
+}
+
+LoadedModel load_gguf_file(const fs::path& path) {
+  const GGUFFile file = load_gguf(path.string());
+  auto model = models::load_llama_gguf(file);
+  const GGUFVocab vocab = models::gguf_vocab(file);
+  const bool add_bos = vocab.add_bos;
+  return {model, Tokenizer::from_gguf_vocab(vocab), model->config.vocab_size, add_bos};
+}
+
+// The model at PATH: a .gguf file, or a Hugging Face folder whose config.json names the architecture.
+LoadedModel load_model(const std::string& path) {
+  const fs::path p(path);
+  if (!fs::exists(p)) throw Error(path + ": no such file or folder");
+  if (fs::is_regular_file(p)) {
+    if (p.extension() != ".gguf")
+      throw Error(
+          path +
+          ": not a folder or a .gguf file (give a Hugging Face model folder or a llama.cpp GGUF file)");
+    return load_gguf_file(p);
+  }
+  if (!fs::is_directory(p)) throw Error(path + ": not a folder or a .gguf file");
+  const fs::path config = need_file(p, "config.json");
+  const json::Value doc = read_json(config);
+  const std::string type = model_type(doc, config.string());
+  return type == "gpt2" ? load_gpt2_folder(p, doc, config.string()) : load_llama_folder(p);
+}
+
 }  // namespace
 
 int cmd_generate(const Args& args) {
   const GenerateConfig cfg = parse_config(args);
-  const fs::path dir(cfg.model);
-  if (dir.extension() == ".gguf")
-    throw Error(cfg.model + ": GGUF files are not supported yet: give a Hugging Face GPT-2 folder");
-  if (!fs::exists(dir)) throw Error(cfg.model + ": no such folder");
-  if (!fs::is_directory(dir))
-    throw Error(cfg.model +
-                ": not a folder (give a Hugging Face GPT-2 folder: config.json, model.safetensors, "
-                "vocab.json, merges.txt)");
-  const models::GPT2Config config = read_config(need_file(dir, "config.json"));
-  const fs::path weights = need_file(dir, "model.safetensors");
-  const fs::path vocab = need_file(dir, "vocab.json"), merges = need_file(dir, "merges.txt");
+  const LoadedModel loaded = load_model(cfg.model);
+  const Tokenizer& tokenizer = loaded.tokenizer;
 
-  const GPT2Tokenizer tokenizer = GPT2Tokenizer::from_files(vocab.string(), merges.string());
-  models::GPT2 model(config);
-  model.load_hf_state_dict(load_safetensors(weights.string()));
-
-  const int32_t eos = tokenizer.eos_token_id() < config.vocab_size ? tokenizer.eos_token_id() : -1;
-  std::vector<int32_t> prompt = tokenizer.encode(cfg.prompt);
+  const int32_t eos = tokenizer.eos_token_id() < loaded.vocab_size ? tokenizer.eos_token_id() : -1;
+  std::vector<int32_t> prompt = tokenizer.encode(cfg.prompt, {.add_special = loaded.add_bos});
   if (prompt.empty()) {
-    if (eos < 0) throw Error("the prompt is empty and the vocabulary has no <|endoftext|> to start from");
+    if (eos < 0) throw Error("the prompt is empty and the vocabulary has no end-of-text token to start from");
     prompt.push_back(eos);  // as Hugging Face does: GPT-2's BOS is its EOS
   }
   for (int32_t id : prompt)
-    if (id >= config.vocab_size)
+    if (id >= loaded.vocab_size)
       throw Error("the prompt has token " + std::to_string(id) + " (" +
                   json::quote(tokenizer.id_to_token(id)) + "), outside the model's vocabulary of " +
-                  std::to_string(config.vocab_size));
+                  std::to_string(loaded.vocab_size));
 
   Sampler sampler(cfg.sampling, cfg.seed);
   Utf8Stream text;
   std::cout << cfg.prompt << std::flush;
   models::GenerateStats stats;
-  models::generate(
-      model, prompt, sampler, {.max_tokens = cfg.max_tokens, .eos_token_id = eos},
-      [&](int32_t id) {
-        if (id == eos) return;
-        const int32_t one[1] = {id};
-        std::cout << text.push(tokenizer.decode(one)) << std::flush;
+  std::visit(
+      [&](const auto& model) {
+        models::generate(
+            *model, prompt, sampler, {.max_tokens = cfg.max_tokens, .eos_token_id = eos},
+            [&](int32_t id) {
+              if (id != eos) std::cout << text.push(tokenizer.token_bytes(id)) << std::flush;
+            },
+            &stats);
       },
-      &stats);
+      loaded.model);
   std::cout << text.finish() << "\n" << std::flush;
 
   char line[256];

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The tiny LLaMA 3 fixture's weights as a GGUF file, written as llama.cpp's converter writes them.
+"""The tiny LLaMA 3 fixture as a GGUF file (as llama.cpp's converter writes it) and a tokenizer.json.
 
     /usr/bin/python3 scripts/make_llama_gguf_fixture.py [FIXTURE_DIR]
 
@@ -18,8 +18,12 @@ convert_hf_to_gguf.py does for a LLaMA model, and this script does too:
   - the llama.* metadata.
 
 The tokenizer metadata is a small SentencePiece-style vocabulary of the model's 128 ids (control
-tokens, a byte token for newline, and single characters), enough for the CLI test to encode and
-decode text. All tensors are F32, so the logits must agree to float32 rounding.
+tokens, a byte token for newline, single characters and some longer pieces), enough for the CLI test
+to encode and decode text. All tensors are F32, so the logits must agree to float32 rounding.
+
+The same vocabulary goes into tokenizer.json (Hugging Face's SentencePiece-style BPE, as LLaMA 2's
+file has it, with a merge for each longer piece that two others make), which makes the folder a
+complete Hugging Face model for `lazygrad generate`.
 """
 
 import json
@@ -94,6 +98,47 @@ def vocabulary(n):
     return tokens, scores, types
 
 
+def merges(tokens, types):
+    # One merge per longer piece, shortest pieces first (ranked so), from two pieces that exist.
+    made = {t for t, k in zip(tokens, types) if k == 1 and len(t) == 1}
+    out = []
+    for piece in sorted((t for t, k in zip(tokens, types) if k == 1 and len(t) > 1), key=len):
+        for cut in range(1, len(piece)):
+            if piece[:cut] in made and piece[cut:] in made:
+                out.append(piece[:cut] + " " + piece[cut:])
+                made.add(piece)
+                break
+    return out
+
+
+def write_tokenizer_json(path, tokens, types):
+    special = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                "normalized": False, "special": True} for i, (t, k) in enumerate(zip(tokens, types)) if k in (2, 3)]
+    doc = {
+        "version": "1.0",
+        "added_tokens": special,
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "Prepend", "prepend": "\u2581"},
+            {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+        "pre_tokenizer": None,
+        "post_processor": {"type": "TemplateProcessing",
+                           "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                      {"Sequence": {"id": "A", "type_id": 0}}],
+                           "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                           "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+            {"type": "ByteFallback"}, {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": False,
+                  "vocab": {t: i for i, t in enumerate(tokens)}, "merges": merges(tokens, types)},
+    }
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+
+
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_DIR
     with open(os.path.join(folder, "config.json")) as f:
@@ -145,6 +190,7 @@ def main():
         "tokenizer.ggml.unknown_token_id": Value(UINT32, 0),
         "tokenizer.ggml.add_bos_token": True,
     }
+    write_tokenizer_json(os.path.join(folder, "tokenizer.json"), tokens, types)
     out = os.path.join(folder, "model.gguf")
     write_gguf(out, metadata, [(name, F32, np.ascontiguousarray(t, np.float32), None) for name, t in tensors])
     print(f"wrote {out} ({os.path.getsize(out)} bytes)")

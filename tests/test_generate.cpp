@@ -24,6 +24,7 @@
 
 #include "../apps/utf8_stream.h"
 #include "../models/generate.h"
+#include "../models/llama_gguf.h"
 #include "../src/nn/json_reader.h"
 #include "expect_error.h"
 #include "test_files.h"
@@ -264,7 +265,7 @@ TEST_F(GenerateCli, MissingFolderOrFileIsACleanError) {
   RunResult r = run({"generate", "--model", (dir_ / "nowhere").string(), "--prompt", "a"});
   EXPECT_EQ(r.exit_status, 1);
   EXPECT_NE(r.err.find("error: "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("no such folder"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no such file or folder"), std::string::npos) << r.err;
   fs::remove(model_ / "merges.txt");
   r = run({"generate", "--model", model_.string(), "--prompt", "a"});
   EXPECT_EQ(r.exit_status, 1);
@@ -276,11 +277,54 @@ TEST_F(GenerateCli, UnsupportedModelsAreCleanErrors) {
   write_file(dir_ / "model.gguf", "GGUF");
   RunResult r = run({"generate", "--model", (dir_ / "model.gguf").string()});
   EXPECT_EQ(r.exit_status, 1);
-  EXPECT_NE(r.err.find("GGUF files are not supported yet"), std::string::npos) << r.err;
-  write_file(model_ / "config.json", "{\"model_type\": \"llama\", \"hidden_size\": 16}");
+  EXPECT_NE(r.err.find("model.gguf"), std::string::npos) << r.err;
+  write_file(dir_ / "weights.bin", "x");
+  r = run({"generate", "--model", (dir_ / "weights.bin").string()});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_NE(r.err.find("not a folder or a .gguf file"), std::string::npos) << r.err;
+  write_file(model_ / "config.json", "{\"model_type\": \"bert\", \"hidden_size\": 16}");
   r = run({"generate", "--model", model_.string()});
   EXPECT_EQ(r.exit_status, 1);
-  EXPECT_NE(r.err.find("\"llama\" is not supported yet"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\"bert\" is not supported"), std::string::npos) << r.err;
+  // A LLaMA folder needs tokenizer.json.
+  fs::copy_file(fixture_dir() / "llama_tiny_llama3" / "config.json", model_ / "config.json",
+                fs::copy_options::overwrite_existing);
+  r = run({"generate", "--model", model_.string()});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_NE(r.err.find("tokenizer.json is missing"), std::string::npos) << r.err;
+}
+
+// The tiny LLaMA 3 model as a Hugging Face folder (sharded safetensors, tokenizer.json) and as a
+// GGUF file with its own tokenizer: the CLI prints what the library generates from the same files.
+TEST_F(GenerateCli, LlamaFolderAndGGUFFile) {
+  const fs::path folder = fixture_dir() / "llama_tiny_llama3", gguf = folder / "model.gguf";
+  const std::string prompt = "the cat sat";
+  for (const fs::path& path : {folder, gguf}) {
+    std::shared_ptr<models::Llama> model;
+    std::optional<Tokenizer> tokenizer;
+    if (path == gguf) {
+      const GGUFFile file = load_gguf(gguf.string());
+      model = models::load_llama_gguf(file);
+      tokenizer = Tokenizer::from_gguf_vocab(models::gguf_vocab(file));
+    } else {
+      model =
+          std::make_shared<models::Llama>(models::LlamaConfig::from_file((folder / "config.json").string()));
+      model->load_hf_state_dict(load_safetensors_folder(folder.string()));
+      tokenizer = Tokenizer::from_hf_json((folder / "tokenizer.json").string());
+    }
+    const std::vector<int32_t> ids = tokenizer->encode(prompt, {.add_special = true});
+    ASSERT_EQ(ids.at(0), 1) << path;  // BOS
+    Sampler greedy({.temperature = 0});
+    const int32_t eos = tokenizer->eos_token_id();
+    std::string want = prompt;
+    for (int32_t id : models::generate(*model, ids, greedy, {.max_tokens = 6, .eos_token_id = eos}))
+      if (id != eos) want += tokenizer->token_bytes(id);
+    RunResult r = run({"generate", "--model", path.string(), "--prompt", prompt, "--max-tokens", "6",
+                       "--temperature", "0"});
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    EXPECT_EQ(r.out, want + "\n") << path;
+    EXPECT_NE(r.err.find("prompt: " + std::to_string(ids.size()) + " tokens"), std::string::npos) << r.err;
+  }
 }
 
 TEST_F(GenerateCli, BadOptionsAreUsageErrors) {
