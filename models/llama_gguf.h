@@ -14,6 +14,7 @@
 #include <lazygrad/state_dict.h>
 #include <lazygrad/tokenizer.h>
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -28,7 +29,8 @@ namespace lazygrad::models {
 
 // The config of a GGUF file whose general.architecture is "llama" (LLaMA 1/2/3, TinyLlama and
 // Mistral all convert to it). Missing keys take llama.cpp's defaults; a missing required one, or
-// another architecture, is a lazygrad::Error naming the file and the key.
+// another architecture, is a lazygrad::Error naming the file and the key. Only the tensor infos are
+// read, so a file from load_gguf_metadata will do.
 inline LlamaConfig llama_config_from_gguf(const GGUFFile& file) {
   const std::string& arch = file.at("general.architecture").as_string();
   if (arch != "llama")
@@ -60,8 +62,10 @@ inline LlamaConfig llama_config_from_gguf(const GGUFFile& file) {
   }
   if (const GGUFValue* window = file.find("llama.attention.sliding_window"))
     c.sliding_window = window->as_int();
-  const Tensor& embed = file.tensor("token_embd.weight");
-  c.vocab_size = embed.dim() == 2 ? embed.size(0) : 0;
+  // From the tensor's info, not the tensor: a file read by load_gguf_metadata has the config too.
+  const GGUFTensorInfo* embed = file.tensor_info("token_embd.weight");
+  if (!embed) throw Error(file.path + ": no tensor \"token_embd.weight\" (the token embeddings)");
+  c.vocab_size = embed->shape.size() == 2 ? embed->shape[0] : 0;
   c.tie_word_embeddings = file.tensor_info("output.weight") == nullptr;
   c.bos_token_id = file.find("tokenizer.ggml.bos_token_id")
                        ? std::optional<int64_t>(file.at("tokenizer.ggml.bos_token_id").as_int())
@@ -140,9 +144,15 @@ inline GGUFVocab gguf_vocab(const GGUFFile& file) {
     const GGUFValue* x = file.find(key);
     return x ? x->as_string() : std::string();
   };
+  // A 32-bit value, checked: a cast alone would turn 2^32 + 1 into 1, a valid id or type.
+  auto int32 = [&](int64_t x, const std::string& key) {
+    if (x < INT32_MIN || x > INT32_MAX)
+      throw Error(file.path + ": " + key + " is " + std::to_string(x) + ", out of the 32-bit range");
+    return static_cast<int32_t>(x);
+  };
   auto id = [&](const char* key) {
     const GGUFValue* x = file.find(key);
-    return x ? static_cast<int32_t>(x->as_int()) : -1;
+    return x ? int32(x->as_int(), key) : -1;
   };
   auto flag = [&](const char* key, bool fallback) {
     const GGUFValue* x = file.find(key);
@@ -153,7 +163,7 @@ inline GGUFVocab gguf_vocab(const GGUFFile& file) {
   v.tokens = file.at("tokenizer.ggml.tokens").as_strings();
   if (const GGUFValue* s = file.find("tokenizer.ggml.scores")) v.scores = s->as_floats();
   if (const GGUFValue* t = file.find("tokenizer.ggml.token_type"))
-    for (int64_t x : t->as_ints()) v.token_types.push_back(static_cast<int32_t>(x));
+    for (int64_t x : t->as_ints()) v.token_types.push_back(int32(x, "tokenizer.ggml.token_type"));
   if (const GGUFValue* m = file.find("tokenizer.ggml.merges")) v.merges = m->as_strings();
   v.bos_token_id = id("tokenizer.ggml.bos_token_id");
   v.eos_token_id = id("tokenizer.ggml.eos_token_id");

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -403,6 +404,32 @@ TEST(Llama, BadGGUFFilesAreErrors) {
                    [](const GGUFTensorInfo& t) { return t.name == "blk.1.ffn_up.weight"; }));
   expect_error([&] { models::load_llama_gguf(other); },
                {"blk.1.ffn_up.weight", "model.layers.1.mlp.up_proj.weight"});
+  other = file;
+  other.tensors.erase("token_embd.weight");
+  other.tensor_infos.erase(
+      std::find_if(other.tensor_infos.begin(), other.tensor_infos.end(),
+                   [](const GGUFTensorInfo& t) { return t.name == "token_embd.weight"; }));
+  expect_error([&] { models::llama_config_from_gguf(other); }, {"token_embd.weight"});
+
+  // The config needs only the header: the file as load_gguf_metadata reads it (no tensors) gives
+  // the same one (found by tests/fuzz/fuzz_llama_config.cpp, which reads headers only).
+  const LlamaConfig from_header =
+      models::llama_config_from_gguf(load_gguf_metadata((folder("llama3") / "model.gguf").string()));
+  EXPECT_EQ(from_header.vocab_size, models::llama_config_from_gguf(file).vocab_size);
+  EXPECT_EQ(from_header.tie_word_embeddings, models::llama_config_from_gguf(file).tie_word_embeddings);
+
+  // A token id or type beyond 32 bits is an Error, not the id the low 32 bits spell (2^32 + 1 was 1).
+  for (const char* key : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.token_type"}) {
+    other = file;
+    GGUFValue& v = other.metadata.at(key);
+    const int64_t big = (int64_t{1} << 32) + 1;
+    const size_t n = v.size();
+    v.element_type = GGUFType::Int64;
+    if (!v.is_array()) v.type = GGUFType::Int64;
+    v.bytes.resize(n * sizeof big);
+    for (size_t i = 0; i < n; ++i) std::memcpy(v.bytes.data() + i * sizeof big, &big, sizeof big);
+    expect_error([&] { models::gguf_vocab(other); }, {key, "32-bit"});
+  }
 }
 
 TEST(Llama, RopeScalingAndSlidingWindowAreExercised) {

@@ -236,6 +236,15 @@ TEST(SentencePieceGGUF, BadArraysAreErrors) {
       },
       {"byte fallback", "<0x41>"});
   expect_bad([](GGUFVocab& v) { v.tokens[3 + 0x41] = "<0x4G>"; }, {"byte token", "<0x4G>"});
+  // A sign or a space where a hex digit belongs: sscanf read "<0x-C>" as byte 4294967284 and wrote
+  // far outside the byte table (found by tests/fuzz/fuzz_gguf_tokenizer.cpp).
+  for (const char* spelling : {"<0x-C>", "<0x+C>", "<0x C>", "<0x0x>"})
+    expect_bad([&](GGUFVocab& v) { v.tokens[3 + 0x41] = spelling; }, {"byte token", spelling});
+  {  // lower-case hex digits are a byte token's spelling too, as llama.cpp reads them
+    GGUFVocab v = spm_vocab();
+    v.tokens[3 + 0xAB] = "<0xab>";
+    EXPECT_EQ(Tokenizer::from_gguf_vocab(v).token_bytes(3 + 0xAB), "\xAB");
+  }
   // GGUF "gpt2": merges of tokens the vocabulary lacks, a missing byte token, an unknown pre-tokenizer.
   GGUFVocab bpe;
   bpe.model = "gpt2";
@@ -269,6 +278,18 @@ TEST(SentencePieceGGUF, BadArraysAreErrors) {
   expect_bad_bpe([](GGUFVocab& v) { v.merges.clear(); }, {"tokenizer.ggml.merges", "empty"});
   expect_bad_bpe([](GGUFVocab& v) { v.tokens[97] = "qq"; }, {"tokenizer.ggml.tokens", "byte 97"});
   expect_bad_bpe([](GGUFVocab& v) { v.pre = "qwen2"; }, {"tokenizer.ggml.pre", "qwen2"});
+  expect_bad_bpe(
+      [](GGUFVocab& v) {
+        v.token_types.assign(v.tokens.size(), 1);
+        v.token_types[256] = 3;  // "ab", the result of the merge, a control token
+      },
+      {"merge \"a b\"", "\"ab\" (id 256)", "normal"});
+  expect_bad_bpe(
+      [](GGUFVocab& v) {
+        v.token_types.assign(v.tokens.size(), 1);
+        v.token_types['a'] = 4;  // a user-defined token
+      },
+      {"byte 97", "\"a\"", "normal"});
 }
 
 // ---- a small byte-level tokenizer.json written here ----------------------------------------------
@@ -376,7 +397,11 @@ TEST_F(SmallHfJson, BadFilesAreErrors) {
   expect_bad(replace("\"\\u0120t he\"", "\"he he\""),
              {"bad.json", "model.merges[2]", "\"hehe\"", "merge's result"});
   expect_bad(replace("\"he\": 257", "\"he\": 256"), {"bad.json", "model.vocab", "id 256", "twice"});
-  expect_bad(replace("\"he\": 257", "\"he\": 300"), {"bad.json", "no token has the id 257"});
+  expect_bad(replace("\"he\": 257", "\"he\": 300"),
+             {"bad.json", "model.vocab", "id 300", "not below the number of tokens (261)"});
+  // Refused before the table grows to it: this one allocated 2^31 entries (tests/fuzz/fuzz_hf_tokenizer.cpp).
+  expect_bad(replace("\"he\": 257", "\"he\": 2147483647"), {"bad.json", "id 2147483647", "not below"});
+  expect_bad(replace("\"id\": 260", "\"id\": 2147483647"), {"bad.json", "added_tokens[1]", "2147483647"});
   expect_bad(replace("\"id\": 260", "\"id\": 258"), {"bad.json", "added_tokens[1]", "258", "twice"});
   expect_bad(replace("\"he\": 257", "\"he\": -1"), {"bad.json", "model.vocab.he", "-1"});
   expect_bad(replace("\\\\p{N}{1,3}", "\\\\p{N}{1,4}"), {"bad.json", "pre_tokenizer.pattern.Regex", "known"});
@@ -386,6 +411,13 @@ TEST_F(SmallHfJson, BadFilesAreErrors) {
              {"bad.json", "BertProcessing"});
   expect_bad(replace("\"id\": \"<|begin_of_text|>\"", "\"id\": \"<|nope|>\""), {"bad.json", "<|nope|>"});
   expect_bad(replace("\"\xC3\x84\": 196", "\"\xC3\x84x\": 196"), {"bad.json", "byte 196"});
+  // What text becomes must be normal tokens: a special "Ġ" decoded as "Ġ", not " ", and an added "Ġt"
+  // as "Ġt", so decode(encode(s)) != s (found by tests/fuzz/fuzz_hf_tokenizer.cpp).
+  expect_bad(
+      replace("{\"id\": 260,", "{\"id\": 32, \"content\": \"\\u0120\", \"special\": true}, {\"id\": 260,"),
+      {"bad.json", "byte 32", "\"\xC4\xA0\" (id 32)", "special"});
+  expect_bad(replace("{\"id\": 260,", "{\"id\": 256, \"content\": \"\\u0120t\"}, {\"id\": 260,"),
+             {"bad.json", "merge \"\xC4\xA0 t\"", "id 256", "special"});
 }
 
 // A SentencePiece-style tokenizer.json (LLaMA 2's layout) from the fixture's vocabulary, by rank:

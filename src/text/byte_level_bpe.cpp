@@ -54,6 +54,21 @@ class ByteLevelBpe final : public TableTokenizer {
       }
       if (ignore_merges_) whole_words_.emplace(bytes_[id], int32_t(id));
     }
+    // What text becomes (the byte tokens, the results of merges of them) must be Normal tokens: an
+    // added or special one decodes as its spelling ("Ġ" rather than " "), so decode(encode(s)) would
+    // not give s back (found by tests/fuzz/fuzz_hf_tokenizer.cpp).
+    auto normal = [&](int32_t id, const std::string& what) {
+      if (table_.kinds[id] != TokenKind::Normal)
+        throw Error(where + ": " + what + ", " + json::quote(table_.tokens[id]) + " (id " +
+                    std::to_string(id) + "), is an added or special token; it must be a normal one");
+    };
+    for (int b = 0; b < 256; ++b) normal(byte_ids_[b], "the token of byte " + std::to_string(b));
+    for (const auto& [pair, merge] : merges_) {
+      const int32_t left = int32_t(pair >> 32), right = int32_t(pair & 0xFFFFFFFFu);
+      if (table_.kinds[left] == TokenKind::Normal && table_.kinds[right] == TokenKind::Normal)
+        normal(merge.second,
+               "the result of the merge " + json::quote(table_.tokens[left] + " " + table_.tokens[right]));
+    }
   }
 
   std::vector<int32_t> encode(std::string_view text, EncodeOptions options) const override {

@@ -135,9 +135,20 @@ Tokenizer Tokenizer::from_hf_json(const std::string& path) {
 
   // ---- the vocabulary: model.vocab, then added_tokens (ids past it, or marking tokens of it) ----
   const Value& vocab = r.member(model, "vocab", "model", Kind::Object);
+  const Value* added = r.optional(root, "added_tokens");
+  // Every id below the largest must be some token's, so an id that is not below the number of
+  // entries leaves one without a token: refused before the table grows to it (a single entry with
+  // the id 2^31 - 1 would otherwise allocate gigabytes).
+  const size_t entries =
+      vocab.members.size() + (added && added->kind == Kind::Array ? added->items.size() : 0);
   text::TokenTable t;
   std::vector<bool> filled;
   auto place = [&](const Value& at, const std::string& token, int32_t id, const std::string& field) {
+    if (size_t(id) >= entries)
+      r.fail(at, field,
+             "the id " + std::to_string(id) + " of " + json::quote(token) +
+                 " is not below the number of tokens (" + std::to_string(entries) +
+                 "), so some id has no token");
     if (size_t(id) >= t.tokens.size()) {
       t.tokens.resize(size_t(id) + 1);
       t.kinds.resize(size_t(id) + 1, TokenKind::Normal);
@@ -156,7 +167,7 @@ Tokenizer Tokenizer::from_hf_json(const std::string& path) {
     int32_t id;
     bool lstrip, rstrip;
   };
-  if (const Value* added = r.optional(root, "added_tokens")) {
+  if (added) {
     if (added->kind != Kind::Array) r.fail(*added, "added_tokens", "is not an array");
     for (size_t i = 0; i < added->items.size(); ++i) {
       const std::string field = "added_tokens[" + std::to_string(i) + "]";

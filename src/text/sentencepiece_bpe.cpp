@@ -20,6 +20,21 @@ namespace {
 
 constexpr std::string_view kSpace = "\xE2\x96\x81";  // "▁", U+2581
 
+// The byte a token spelled <0xXX> stands for (two hex digits, either case, as llama.cpp's strtol
+// reads them), or -1. Checked by hand: sscanf's %2X also takes a sign or a space ("<0x-C>" gave
+// 4294967284, an index far outside the table of 256 bytes).
+int byte_of_token(std::string_view t) {
+  auto hex = [](char c) {
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                  : -1;
+  };
+  if (t.size() != 6 || !t.starts_with("<0x") || t[5] != '>') return -1;
+  const int high = hex(t[3]), low = hex(t[4]);
+  return high < 0 || low < 0 ? -1 : high * 16 + low;
+}
+
 class SentencePieceBpe final : public TableTokenizer {
  public:
   SentencePieceBpe(SentencePieceConfig c, const std::string& where)
@@ -36,12 +51,11 @@ class SentencePieceBpe final : public TableTokenizer {
     for (size_t id = 0; id < table_.tokens.size(); ++id) {
       if (table_.kinds[id] != TokenKind::Byte) continue;
       const std::string& t = table_.tokens[id];
-      unsigned value = 0;
-      char end = 0;
-      if (t.size() != 6 || std::sscanf(t.c_str(), "<0x%2X%c", &value, &end) != 2 || end != '>')
+      const int value = byte_of_token(t);
+      if (value < 0)
         throw Error(where + ": the byte token " + json::quote(t) + " (id " + std::to_string(id) +
                     ") is not spelled <0xXX>");
-      byte_values_[id] = int(value);
+      byte_values_[id] = value;
       byte_ids_[value] = int32_t(id);
     }
     if (merges_.empty() && scores_.size() != table_.tokens.size())
