@@ -232,7 +232,7 @@ class GPT2 : public nn::Module {
   int64_t context_length() const { return config.n_positions; }
   static constexpr const char* kContextName = "n_positions";
 
-  // Copies in a Hugging Face GPT-2 checkpoint's tensors (GPT2Model's or GPT2LMHeadModel's names,
+  // Loads a Hugging Face GPT-2 checkpoint's tensors (GPT2Model's or GPT2LMHeadModel's names,
   // with or without "transformer."). Every tensor of this model must be there with its shape,
   // otherwise lazygrad::Error names the tensor and nothing is loaded. Other entries are ignored.
   void load_hf_state_dict(const StateDict& checkpoint) {
@@ -246,7 +246,7 @@ class GPT2 : public nn::Module {
                     ", expected " + shape_str(tensor.shape()) + " for this config");
       found[name] = it->second;
     }
-    load_state_dict(found, /*strict=*/true);
+    load_state_dict(found, /*strict=*/true, /*assign=*/true);  // float32 tensors: no copy
   }
 
   GPT2Config config;

@@ -671,7 +671,7 @@ class Llama : public nn::Module {
   int64_t context_length() const { return max_context_; }
   static constexpr const char* kContextName = "max_context";
 
-  // Copies in a Hugging Face LlamaForCausalLM checkpoint's tensors (names above). Every tensor of
+  // Loads a Hugging Face LlamaForCausalLM checkpoint's tensors (names above). Every tensor of
   // this model must be there with its shape, otherwise lazygrad::Error names the tensor and nothing
   // is loaded. Other entries (a tied model's lm_head.weight, older files' rotary_emb.inv_freq) are
   // ignored; 16-bit tensors are converted to float32.
@@ -685,7 +685,7 @@ class Llama : public nn::Module {
                     ", expected " + shape_str(tensor.shape()) + " for this config");
       found[name] = it->second;
     }
-    load_state_dict(found, /*strict=*/true);
+    load_state_dict(found, /*strict=*/true, /*assign=*/true);  // float32 tensors: no copy
   }
 
   LlamaConfig config;

@@ -21,6 +21,7 @@
 
 #include "../models/gpt2.h"
 #include "expect_error.h"
+#include "tensor/tensor_impl.h"
 #include "test_files.h"
 
 using namespace lazygrad;
@@ -107,6 +108,31 @@ TEST(GPT2, MatchesHuggingFaceLogits) {
   const double err = relative_error(logits.to_vector<float>(), ref.logits);
   EXPECT_LE(err, kTolerance);
   std::printf("full forward: max |diff| / max |ref| = %.3g\n", err);
+}
+
+TEST(GPT2, LoadingKeepsTheCheckpointsMemory) {
+  // The float32 tensors of a safetensors file are buffers over its mapping; loading makes them the
+  // model's tensors (load_state_dict's assign), so nothing is copied.
+  const StateDict ckpt = checkpoint();
+  models::GPT2 model(read_reference().config);
+  model.load_hf_state_dict(ckpt);
+  auto buffer_of = [](const Tensor& t) {  // state_dict's entries are detached views of the buffers
+    const UOp* u = t.uop().get();
+    while (u->op == Ops::DETACH) u = u->src[0].get();
+    return contiguous_buffer_node(u);
+  };
+  for (const auto& [name, tensor] : model.ordered_state_dict()) {
+    const UOp* mine = buffer_of(tensor);
+    ASSERT_NE(mine, nullptr) << name;
+    EXPECT_EQ(mine, buffer_of(ckpt.at(name))) << name;
+  }
+  // Updating the model in place does not change the file: the mapping is private.
+  NoGrad no_grad;
+  model.ln_f->bias.assign(model.ln_f->bias + 1);
+  model.ln_f->bias.realize();
+  EXPECT_NE(
+      load_safetensors((fixture_dir() / "gpt2_tiny.safetensors").string()).at("ln_f.bias").to_vector<float>(),
+      model.ln_f->bias.to_vector<float>());
 }
 
 TEST(GPT2, AcceptsTransformerPrefix) {

@@ -90,8 +90,10 @@ class Module {
   // Copies the values in with assign (cast to each tensor's dtype) and realizes them together.
   // Everything is checked before anything is written: shape mismatches always throw, and with strict
   // missing and unexpected keys do too, listed as PyTorch lists them. Without strict, those are
-  // returned instead.
-  IncompatibleKeys load_state_dict(const StateDict& state_dict, bool strict = true);
+  // returned instead. With assign (PyTorch's assign=True), a value of the tensor's dtype that is a
+  // whole buffer (a checkpoint's tensor, over its file mapping) becomes the module's tensor's data
+  // with no copy; others are copied as above.
+  IncompatibleKeys load_state_dict(const StateDict& state_dict, bool strict = true, bool assign = false);
 
   // Training mode (the default) or evaluation mode, for this module and every module below it.
   virtual void train(bool mode = true);

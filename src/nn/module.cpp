@@ -11,6 +11,7 @@
 
 #include "lazygrad/nn.h"
 #include "nn/require.h"
+#include "tensor/tensor_impl.h"
 
 namespace lazygrad::nn {
 
@@ -201,7 +202,7 @@ StateDict Module::state_dict() const {
   return out;
 }
 
-IncompatibleKeys Module::load_state_dict(const StateDict& state_dict, bool strict) {
+IncompatibleKeys Module::load_state_dict(const StateDict& state_dict, bool strict, bool assign) {
   NamedTensors own;
   collect_state("", own);
   std::vector<std::string> optional;
@@ -246,7 +247,11 @@ IncompatibleKeys Module::load_state_dict(const StateDict& state_dict, bool stric
     auto it = state_dict.find(key);
     if (it == state_dict.end()) continue;
     Tensor t = target;  // a handle: the assign writes the module's tensor
-    t.assign(it->second.detach());
+    const UOpPtr value = it->second.uop();
+    if (assign && it->second.dtype() == t.dtype() && !t.impl()->base && contiguous_buffer_node(value.get()))
+      t.impl()->uop = value;  // the module's tensor now reads the checkpoint's buffer (no gradient graph)
+    else
+      t.assign(it->second.detach());
     written.push_back(t);
   }
   lazygrad::realize(written);
