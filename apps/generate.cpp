@@ -26,6 +26,7 @@
 #include "../models/llama.h"
 #include "../models/llama_gguf.h"
 #include "command.h"
+#include "option_values.h"
 #include "utf8_stream.h"
 
 namespace lazygrad::cli {
@@ -42,22 +43,6 @@ struct GenerateConfig {
   uint64_t seed = 0;
 };
 
-double parse_number(const std::string& option, const std::string& text) {
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
-    throw UsageError{option + " takes a number, got '" + text + "'"};
-  return value;
-}
-
-int64_t parse_whole(const std::string& option, const std::string& text) {
-  int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 0)
-    throw UsageError{option + " takes a whole number >= 0, got '" + text + "'"};
-  return value;
-}
-
 GenerateConfig parse_config(const Args& args) {
   Options opts = parse_options(args, {"--model", "--prompt", "--max-tokens", "--temperature", "--top-k",
                                       "--top-p", "--repetition-penalty", "--seed"});
@@ -68,17 +53,13 @@ GenerateConfig parse_config(const Args& args) {
     throw UsageError{"--model PATH is needed (a Hugging Face model folder or a .gguf file)"};
   cfg.model = *model;
   if (auto v = opts.get("--prompt")) cfg.prompt = *v;
-  if (auto v = opts.get("--max-tokens")) cfg.max_tokens = parse_whole("--max-tokens", *v);
-  if (auto v = opts.get("--temperature")) cfg.sampling.temperature = parse_number("--temperature", *v);
-  if (auto v = opts.get("--top-k")) cfg.sampling.top_k = parse_whole("--top-k", *v);
-  if (auto v = opts.get("--top-p")) cfg.sampling.top_p = parse_number("--top-p", *v);
+  if (auto v = opts.get("--max-tokens")) cfg.max_tokens = parse_int("--max-tokens", *v, 0);
+  if (auto v = opts.get("--temperature")) cfg.sampling.temperature = parse_non_negative("--temperature", *v);
+  if (auto v = opts.get("--top-k")) cfg.sampling.top_k = parse_int("--top-k", *v, 0);
+  if (auto v = opts.get("--top-p")) cfg.sampling.top_p = parse_non_negative("--top-p", *v);
   if (auto v = opts.get("--repetition-penalty"))
-    cfg.sampling.repetition_penalty = parse_number("--repetition-penalty", *v);
-  if (auto v = opts.get("--seed")) {
-    auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), cfg.seed);
-    if (ec != std::errc() || end != v->data() + v->size())
-      throw UsageError{"--seed takes a whole number from 0 to 2^64 - 1, got '" + *v + "'"};
-  }
+    cfg.sampling.repetition_penalty = parse_non_negative("--repetition-penalty", *v);
+  if (auto v = opts.get("--seed")) cfg.seed = parse_seed(*v);
   try {
     validate(cfg.sampling);
   } catch (const Error& e) {

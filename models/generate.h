@@ -27,6 +27,9 @@ namespace lazygrad::models {
 struct GenerateOptions {
   int64_t max_tokens = 16;    // at most this many new tokens (>= 0)
   int32_t eos_token_id = -1;  // stop after this token (it is returned and passed to on_token); -1: none
+  // Decode steps attend to a window of the cache that grows by this many positions (>= 1): a
+  // smaller one reads less of the cache per step, a larger one captures fewer Jits.
+  int64_t decode_window = 128;
 };
 
 // What generate() measured. Times are wall-clock seconds: prompt_seconds is the prompt's forward
@@ -62,6 +65,7 @@ std::vector<int32_t> generate(Model& model, std::span<const int32_t> prompt, Sam
     throw Error("generate: the prompt has " + std::to_string(prompt.size()) + " tokens, more than " +
                 context_name + " " + std::to_string(context));
   if (options.max_tokens < 0) throw Error("generate: max_tokens must be >= 0");
+  if (options.decode_window < 1) throw Error("generate: decode_window must be >= 1");
   for (int32_t id : prompt)
     if (id < 0 || id >= vocab_size)
       throw Error("generate: prompt token " + std::to_string(id) + " is outside the model's vocabulary of " +
@@ -83,15 +87,14 @@ std::vector<int32_t> generate(Model& model, std::span<const int32_t> prompt, Sam
     return logits.slice(1, T - 1, T).to_vector<float>();
   };
   // Then one token at a time with fixed shapes: the token and its position are Variables, and the
-  // attention covers a window of the cache that grows in steps of kDecodeWindow positions, so each
+  // attention covers a window of the cache that grows in steps of decode_window positions, so each
   // window's step is captured by a Jit once and replayed for every position in it.
-  constexpr int64_t kDecodeWindow = 128;
   Variable token_var(0, kInt64), pos_var(0, kInt64);
   std::map<int64_t, Jit> steps;  // window -> its captured step
   auto step_logits = [&](int32_t token, int64_t pos) {
     token_var.set(token);
     pos_var.set(static_cast<double>(pos));
-    const int64_t window = std::min(context, (pos / kDecodeWindow + 1) * kDecodeWindow);
+    const int64_t step = options.decode_window, window = std::min(context, (pos / step + 1) * step);
     auto it = steps.find(window);
     if (it == steps.end())
       it = steps

@@ -48,9 +48,15 @@ inline LlamaConfig llama_config_from_gguf(const GGUFFile& file) {
   c.num_attention_heads = count("attention.head_count");
   c.num_key_value_heads =
       file.find("llama.attention.head_count_kv") ? count("attention.head_count_kv") : c.num_attention_heads;
-  if (const GGUFValue* d = file.find("llama.rope.dimension_count");
-      d && c.num_attention_heads > 0 && d->as_int() != c.hidden_size / c.num_attention_heads)
-    c.head_dim = d->as_int();
+  // The head size is attention.key_length (as llama.cpp reads it), else hidden / heads; the rotary
+  // dimensions (rope.dimension_count) must be all of it: partial rotary is not supported.
+  const int64_t heads_size = c.num_attention_heads > 0 ? c.hidden_size / c.num_attention_heads : 0;
+  if (const GGUFValue* k = file.find("llama.attention.key_length"); k && k->as_int() != heads_size)
+    c.head_dim = k->as_int();
+  if (const GGUFValue* d = file.find("llama.rope.dimension_count"); d && d->as_int() != c.head_size())
+    throw Error(file.path + ": llama.rope.dimension_count " + std::to_string(d->as_int()) +
+                " is not the head size " + std::to_string(c.head_size()) +
+                " (partial rotary is not supported)");
   c.rms_norm_eps = number_or("attention.layer_norm_rms_epsilon", 1e-5);
   c.rope_theta = number_or("rope.freq_base", 10000);
   c.max_position_embeddings = count("context_length");

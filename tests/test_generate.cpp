@@ -85,6 +85,15 @@ TEST(Generate, GreedyMatchesReference) {
   EXPECT_EQ(stats.prompt_tokens, static_cast<int64_t>(ref.prompt.size()));
   EXPECT_EQ(stats.generated_tokens, 11);
   EXPECT_EQ(stats.stop_reason, "n_positions");
+  // Decode windows of 4 positions: the steps cross from window 8 to 12 to 16, each window with its
+  // own Jit capture, reading a cache the previous window's steps wrote; the same tokens.
+  for (int64_t window : {4, 3}) {
+    EXPECT_EQ(models::generate(*model, ref.prompt, greedy, {.max_tokens = 100, .decode_window = window}),
+              ref.greedy)
+        << window;
+  }
+  expect_error([&] { models::generate(*model, ref.prompt, greedy, {.decode_window = 0}); },
+               {"decode_window"});
 }
 
 TEST(Generate, RepetitionPenaltyMatchesReference) {

@@ -395,6 +395,10 @@ TEST(Llama, BadGGUFFilesAreErrors) {
   other.metadata.erase("general.architecture");
   expect_error([&] { models::llama_config_from_gguf(other); }, {"general.architecture"});
   other = file;
+  other.metadata.at("llama.rope.dimension_count") = file.at("llama.attention.head_count");  // 4 of 8: partial
+  expect_error([&] { models::llama_config_from_gguf(other); },
+               {"llama.rope.dimension_count", "partial rotary"});
+  other = file;
   other.metadata.erase("llama.block_count");
   expect_error([&] { models::llama_config_from_gguf(other); }, {"llama.block_count"});
   other = file;

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <lazygrad/lazygrad.h>
 
+#include <cmath>
+
 using namespace lazygrad;
 
 TEST(Variable, NewValuesCompileNothing) {
@@ -68,6 +70,19 @@ TEST(Variable, NarrowAtAVariablePosition) {
   EXPECT_THROW(read(), Error);
   EXPECT_THROW(x.narrow(1, pos, 7), Error);            // longer than the axis
   EXPECT_THROW(x.narrow(1, Variable(0.5), 1), Error);  // not an integer Variable
+  // Values an integer Variable's dtype cannot hold are refused when set: the kernel would read them
+  // wrapped, past the range check.
+  EXPECT_THROW(Variable(200, kInt8), Error);
+  EXPECT_THROW(Variable(-1, kUInt8), Error);
+  Variable small(3, kUInt8);
+  EXPECT_THROW(small.set(300), Error);
+  EXPECT_THROW(small.set(1.5), Error);
+  EXPECT_THROW(pos.set(std::nan("")), Error);
+  EXPECT_THROW(pos.set(1e19), Error);
+  EXPECT_EQ(small.get(), 3);
+  Tensor long_axis = Tensor::arange(300).to(kFloat32).realize();
+  small.set(255);
+  EXPECT_EQ(long_axis.narrow(0, small, 1).item<float>(), 255.0f);
   Tensor w = Tensor::ones({4});
   w.requires_grad(true);
   pos.set(1);

@@ -443,7 +443,9 @@ class Tensor {
   // torch's narrow(dim, start, n).copy_(value) that writes only the n slices (one kernel over
   // value's elements, not over the whole tensor: a KV cache's one new position). value broadcasts
   // to the region. A lazy tensor is realized first. With a Variable, the start is read when the
-  // kernel runs (see narrow above). Not on a view; no gradient flows through the write.
+  // kernel runs (see narrow above). Not on a view; no gradient flows through the write. Unlike
+  // assign, the write cannot go to a copy: realizing it while a lazy tensor still reads the old
+  // contents (y = t * 2 built before, not yet realized) is an Error; realize that reader first.
   Tensor& narrow_assign(int64_t dim, int64_t start, const Tensor& value);
   Tensor& narrow_assign(int64_t dim, const Variable& start, const Tensor& value);
   Tensor& operator+=(const Tensor& other);

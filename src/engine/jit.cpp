@@ -67,7 +67,8 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
   for (size_t i = 0; i < inputs.size(); i++) {
     auto [t, b] = as_buffer(inputs[i], i);
     for (const auto& other : bufs)
-      require(other != b, "Jit: inputs " + std::to_string(i) + " and another share one buffer; pass distinct tensors");
+      require(other != b,
+              "Jit: inputs " + std::to_string(i) + " and another share one buffer; pass distinct tensors");
     ins.push_back(t);
     bufs.push_back(b);
   }
@@ -92,8 +93,10 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
     if (copy_on_write_count() != cow_before) {
       s.capture = Capture();
       throw Error(
-          "Jit: the step updated a tensor whose old value a live lazy tensor still reads, so the update went to a new "
-          "buffer and a replay would read stale data; drop such tensors (e.g. the gradients, with zero_grad()) "
+          "Jit: the step updated a tensor whose old value a live lazy tensor still reads, so the update went "
+          "to a new "
+          "buffer and a replay would read stale data; drop such tensors (e.g. the gradients, with "
+          "zero_grad()) "
           "before the step's realize");
     }
     for (size_t i = 0; i < ins.size(); i++) {
@@ -113,8 +116,9 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
   for (size_t i = 0; i < ins.size(); i++) {
     const auto& [shape, dtype] = s.input_types[i];
     require(ins[i].shape() == shape && ins[i].dtype() == dtype,
-            "Jit: input " + std::to_string(i) + " was " + shape_str(shape) + " " + std::string(dtype_name(dtype)) +
-                " when captured, now " + shape_str(ins[i].shape()) + " " + std::string(dtype_name(ins[i].dtype())));
+            "Jit: input " + std::to_string(i) + " was " + shape_str(shape) + " " +
+                std::string(dtype_name(dtype)) + " when captured, now " + shape_str(ins[i].shape()) + " " +
+                std::string(dtype_name(ins[i].dtype())));
   }
   std::unordered_map<const Buffer*, std::shared_ptr<Buffer>> swap;
   for (size_t i = 0; i < ins.size(); i++) swap[s.input_buffers[i]] = bufs[i];
@@ -127,6 +131,8 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
       if (v->kind == VariableKind::RngKey) v->bits = static_cast<int64_t>(rng.key);
   rng.counter += s.rng_used;
   for (const auto& hook : s.capture.replay_hooks) hook();
+  // Every Variable position first: a bad one must stop the step before any kernel writes.
+  for (const ExecItem& item : s.capture.items) check_var_bounds(item.name, item.vars, item.var_bounds);
   for (const ExecItem& item : s.capture.items) {
     bool swapped = false;
     for (const auto& b : item.buffers) swapped |= swap.count(b.get()) > 0;

@@ -112,6 +112,15 @@ Capture*& capture_slot() {
 void set_capture(Capture* capture) { capture_slot() = capture; }
 Capture* current_capture() { return capture_slot(); }
 
+void check_var_bounds(const std::string& name, const std::vector<std::shared_ptr<VariableState>>& vars,
+                      const std::vector<VarBound>& bounds) {
+  for (const VarBound& b : bounds)
+    if (int64_t v = vars[b.var]->bits.load(); v < b.lo || v > b.hi)
+      throw Error("kernel " + name + ": a Variable position is " + std::to_string(v) + ", outside the [" +
+                  std::to_string(b.lo) + ", " + std::to_string(b.hi) +
+                  "] its narrow or narrow_assign allows");
+}
+
 double run_item(const ExecItem& item) {
   std::vector<void*> ptrs;
   int64_t bytes = 0;
@@ -122,11 +131,7 @@ double run_item(const ExecItem& item) {
   if (item.global_size == 0) return 0;  // an empty tensor: nothing to compute
   std::vector<int64_t> vars;            // read now: a Variable set after the graph was built still counts
   for (const auto& v : item.vars) vars.push_back(v->bits.load());
-  for (const VarBound& b : item.var_bounds)
-    if (vars[b.var] < b.lo || vars[b.var] > b.hi)
-      throw Error("kernel " + item.name + ": a Variable position is " + std::to_string(vars[b.var]) +
-                  ", outside the [" + std::to_string(b.lo) + ", " + std::to_string(b.hi) +
-                  "] its narrow or narrow_assign allows");
+  check_var_bounds(item.name, item.vars, item.var_bounds);
   auto t0 = std::chrono::steady_clock::now();
   int err = item.program->launch(ptrs, vars, item.global_size, item.work_per_item);
   double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -157,6 +162,8 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets) {
   int64_t compiles_before = GlobalCounters::compile_count;
   double compile_s_before = GlobalCounters::compile_s;
   Schedule sched = create_schedule(targets);
+  // Every Variable position first: a bad one must stop the step before any kernel writes.
+  for (const Kernel& k : sched.kernels) check_var_bounds(k.name, k.vars, k.var_bounds);
   auto compiled = compile_all(sched.kernels);
   double run_s = 0;
   int launched = 0;

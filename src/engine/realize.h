@@ -42,6 +42,11 @@ struct ExecItem {
   std::vector<VarBound> var_bounds;  // checked at each launch
 };
 
+// Throws lazygrad::Error if a Variable that positions a read or a write (narrow, narrow_assign) is
+// outside its kernel's bounds now.
+void check_var_bounds(const std::string& name, const std::vector<std::shared_ptr<VariableState>>& vars,
+                      const std::vector<VarBound>& bounds);
+
 // Launches one item (counters, DEBUG=2, kernel errors as lazygrad::Error); returns its seconds.
 double run_item(const ExecItem& item);
 

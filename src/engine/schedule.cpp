@@ -292,7 +292,7 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets) {
         if (u->src.size() == 3)
           throw Error(
               "narrow_assign: a lazy tensor still reads the old contents of the tensor it writes into; "
-              "realize that tensor first (a partial write cannot go to a copy)");
+              "realize that reader first (a partial write cannot go to a copy)");
         debug_log(3, "schedule: assign writes a new buffer: the old one is still read by a pending graph");
         copy_on_writes++;
       }
