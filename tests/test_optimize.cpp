@@ -231,6 +231,34 @@ TEST(Optimize, DefaultsTileAMatrixProduct) {
   EXPECT_EQ(opt.global_size * tile * 16, 64 * 64);
 }
 
+// x @ W.T with W too large for the L2 (GPT-2's LM head, x [128, 768] @ wte [50257, 768].T): lanes
+// along the reduction, 8 rows of x per tile, the columns outermost and a block of them (a divisor of
+// the column count, 29 for 50257 and here for 29 * 151) a Loop inside the kernel, so the tile's rows
+// are staged once for the block; each output's lanes are summed by halving shuffles.
+TEST(Optimize, TransposedProductBlocksItsColumns) {
+  Tensor x = input({16, 64}), w = input({29 * 151, 64}, 3);  // W: 1.1 MB
+  Kernel k = only_kernel(x.matmul(w.t()));
+  std::vector<Opt> opts = default_opts(k);
+  EXPECT_EQ(opts_str(opts), "V2:16 U0:4 U0:2 G1:0 L1:29");
+  auto c = render_kernel(k, opts);
+  EXPECT_NE(c->source.find("local0"), std::string::npos) << "the row tile is staged";
+  EXPECT_NE(c->source.find("__builtin_shufflevector"), std::string::npos) << "the lanes' sum halves";
+  std::vector<double> got = run_with(k, opts), plain = run_with(k, {});
+  std::vector<float> xs = x.to_vector<float>(), ws = w.to_vector<float>();
+  ASSERT_EQ(got.size(), 16u * 29 * 151);
+  for (size_t i = 0; i < got.size(); i++) {
+    ASSERT_NEAR(got[i], plain[i], 1e-5 * (1 + std::abs(plain[i]))) << i;
+    if (i % 97 != 0) continue;
+    double want = 0;
+    for (int64_t j = 0; j < 64; j++)
+      want += static_cast<double>(xs[i / 4379 * 64 + j]) * ws[i % 4379 * 64 + j];
+    ASSERT_NEAR(got[i], want, 1e-5 * (1 + std::abs(want))) << i;
+  }
+  // A W that stays in the L2 keeps the plain layout.
+  Kernel small = only_kernel(x.matmul(input({64, 64}, 3).t()));
+  EXPECT_EQ(opts_str(default_opts(small)), "V2:16 U0:4 U0:2");
+}
+
 // A matrix-vector product (a decode step's projection) keeps its output axis for the threads: the
 // long-reduction panel layout is for products with rows to walk down.
 TEST(Optimize, MatrixVectorProduct) {
