@@ -83,8 +83,8 @@ std::vector<int32_t> generate(Model& model, std::span<const int32_t> prompt, Sam
   auto prompt_logits = [&](std::span<const int32_t> tokens) {
     const int64_t T = static_cast<int64_t>(tokens.size());
     std::vector<int64_t> ids(tokens.begin(), tokens.end());
-    Tensor logits = model.forward(Tensor::from_vector(ids, {1, T}), 0);
-    return logits.slice(1, T - 1, T).to_vector<float>();
+    const Tensor logits = model.forward(Tensor::from_vector(ids, {1, T}), 0, /*logits_to_keep=*/1);
+    return logits.to_vector<float>();
   };
   // Then one token at a time with fixed shapes: the token and its position are Variables, and the
   // attention covers a window of the cache that grows in steps of decode_window positions, so each

@@ -201,9 +201,14 @@ class GPT2 : public nn::Module {
 
   // tokens [B, T] at positions [start_pos, start_pos + T), attending to the cached keys and values
   // of the positions before start_pos (written by earlier calls) -> logits [B, T, vocab_size]. The
-  // logits and the caches are realized. Start a new sequence with start_pos 0.
-  Tensor forward(const Tensor& tokens, int64_t start_pos) {
-    Tensor logits = run(tokens, start_pos);
+  // logits and the caches are realized. Start a new sequence with start_pos 0. With logits_to_keep
+  // k > 0 (HF's argument), only the last k positions get logits, [B, k, vocab_size]: a prompt needs
+  // its last one only, and the LM head is the largest product of a forward.
+  Tensor forward(const Tensor& tokens, int64_t start_pos, int64_t logits_to_keep = 0) {
+    if (logits_to_keep < 0 || (tokens.dim() == 2 && logits_to_keep > tokens.size(1)))
+      throw Error("GPT2: logits_to_keep " + std::to_string(logits_to_keep) + " is not in [0, " +
+                  std::to_string(tokens.dim() == 2 ? tokens.size(1) : 0) + "]");
+    Tensor logits = run(tokens, start_pos, logits_to_keep);
     realize_with_caches(logits);
     return logits;
   }
@@ -266,7 +271,7 @@ class GPT2 : public nn::Module {
     realize(pending);
   }
 
-  Tensor run(const Tensor& tokens, std::optional<int64_t> start_pos) {
+  Tensor run(const Tensor& tokens, std::optional<int64_t> start_pos, int64_t logits_to_keep = 0) {
     if (tokens.dim() != 2) throw Error("GPT2: tokens must be [B, T], got " + shape_str(tokens.shape()));
     const int64_t T = tokens.size(1), past = start_pos.value_or(0);
     if (past + T > config.n_positions)
@@ -275,6 +280,7 @@ class GPT2 : public nn::Module {
     // Token embedding plus learned position embedding.
     Tensor x = wte->forward(tokens) + wpe->forward(Tensor::arange(past, past + T));
     for (const auto& block : blocks) x = block->forward(x, start_pos);
+    if (logits_to_keep > 0) x = x.slice(1, T - logits_to_keep, T);
     // The final LayerNorm, then the LM head: the token embedding, transposed.
     return ln_f->forward(x).matmul(wte->weight.t());
   }

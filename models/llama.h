@@ -641,9 +641,14 @@ class Llama : public nn::Module {
 
   // tokens [B, T] at positions [start_pos, start_pos + T), attending to the cached keys and values
   // of the positions before start_pos (written by earlier calls) -> logits [B, T, vocab_size]. The
-  // logits and the caches are realized. Start a new sequence with start_pos 0.
-  Tensor forward(const Tensor& tokens, int64_t start_pos) {
-    Tensor logits = run(tokens, start_pos);
+  // logits and the caches are realized. Start a new sequence with start_pos 0. With logits_to_keep
+  // k > 0 (HF's argument), only the last k positions get logits, [B, k, vocab_size]: a prompt needs
+  // its last one only, and the LM head is the largest product of a forward.
+  Tensor forward(const Tensor& tokens, int64_t start_pos, int64_t logits_to_keep = 0) {
+    if (logits_to_keep < 0 || (tokens.dim() == 2 && logits_to_keep > tokens.size(1)))
+      throw Error("Llama: logits_to_keep " + std::to_string(logits_to_keep) + " is not in [0, " +
+                  std::to_string(tokens.dim() == 2 ? tokens.size(1) : 0) + "]");
+    Tensor logits = run(tokens, start_pos, logits_to_keep);
     realize_with_caches(logits);
     return logits;
   }
@@ -693,9 +698,11 @@ class Llama : public nn::Module {
   std::shared_ptr<nn::Linear> lm_head;  // null when tied to model.embed_tokens
 
  private:
-  Tensor run(const Tensor& tokens, std::optional<int64_t> start_pos) {
+  Tensor run(const Tensor& tokens, std::optional<int64_t> start_pos, int64_t logits_to_keep = 0) {
     if (tokens.dim() != 2) throw Error("Llama: tokens must be [B, T], got " + shape_str(tokens.shape()));
-    return head(model->forward(tokens, start_pos));
+    Tensor x = model->forward(tokens, start_pos);
+    const int64_t T = tokens.size(1);
+    return head(logits_to_keep > 0 ? x.slice(1, T - logits_to_keep, T) : x);
   }
 
   // The LM head, or the token embedding transposed when they are tied.

@@ -13,7 +13,10 @@ KV cache, which grows by torch.cat at every step. Weights are random (speed does
 them). Under torch.inference_mode. Prints, for bench_gpt2 to parse:
 
     torch VERSION threads N
-    prompt_ms BEST            the best of R forwards of a T-token prompt (filling the cache)
+    prompt_ms BEST            the best of R forwards of a T-token prompt (filling the cache), with
+                              every position's logits (HF's forward)
+    prefill_ms BEST           the same with the last position's logits only (HF's generate:
+                              logits_to_keep=1)
     decode_ms MEAN            the mean time of one decode step over K steps after the prompt,
                               each taking the argmax of the last logits (the best of R such runs)
 
@@ -57,7 +60,7 @@ def main():
     def gelu_new(x):  # HF's NewGELUActivation
         return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
-    def forward(tokens, past):  # HF's GPT2LMHeadModel.forward with past_key_values (a list per layer)
+    def forward(tokens, past, logits_to_keep=0):  # HF's GPT2LMHeadModel.forward with past_key_values
         T, start = tokens.shape[1], (past[0][0].shape[2] if past else 0)
         x = w["wte"][tokens] + w["wpe"][torch.arange(start, start + T)][None]
         new_past = []
@@ -76,23 +79,29 @@ def main():
             x = x + conv1d(out, i, "attn.c_proj")
             h = F.layer_norm(x, (C,), w[f"{i}.ln_2.w"], w[f"{i}.ln_2.b"], 1e-5)
             x = x + conv1d(gelu_new(conv1d(h, i, "c_fc")), i, "mlp.c_proj")
-        x = F.layer_norm(x, (C,), w["ln_f.w"], w["ln_f.b"], 1e-5)  # every position's logits, as HF computes
+        if logits_to_keep:
+            x = x[:, -logits_to_keep:]
+        x = F.layer_norm(x, (C,), w["ln_f.w"], w["ln_f.b"], 1e-5)
         return x @ w["wte"].t(), new_past
 
     print(f"torch {torch.__version__} threads {torch.get_num_threads()}")
     prompt = torch.randint(0, a.vocab, (1, a.prompt))
-    best_prompt, best_decode = float("inf"), float("inf")
+    best_prompt, best_prefill, best_decode = float("inf"), float("inf"), float("inf")
     with torch.inference_mode():
         forward(prompt, None)  # warm-up
         for _ in range(a.reps):
             t0 = time.perf_counter()
-            logits, past = forward(prompt, None)
+            forward(prompt, None)
             best_prompt = min(best_prompt, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            logits, past = forward(prompt, None, logits_to_keep=1)
+            best_prefill = min(best_prefill, time.perf_counter() - t0)
             t0 = time.perf_counter()
             for _ in range(a.decode):
                 logits, past = forward(logits[:, -1].argmax(-1, keepdim=True), past)
             best_decode = min(best_decode, (time.perf_counter() - t0) / a.decode)
     print(f"prompt_ms {best_prompt * 1e3:.3f}")
+    print(f"prefill_ms {best_prefill * 1e3:.3f}")
     print(f"decode_ms {best_decode * 1e3:.3f}")
     return 0
 

@@ -173,6 +173,22 @@ TEST(GPT2, KVCacheDecodingMatchesFullForward) {
   EXPECT_LE(err, kTolerance);
   std::printf("KV-cache decoding: max |diff| / max |ref| = %.3g\n", err);
 
+  // logits_to_keep 2: the last two positions' logits only (HF's argument; a prompt needs one).
+  model.reset_cache();
+  std::vector<int64_t> all(ref.tokens.begin(), ref.tokens.end());
+  Tensor kept = model.forward(Tensor::from_vector(all, {ref.B, ref.T}), 0, 2);
+  ASSERT_EQ(kept.shape(), (Shape{ref.B, 2, V}));
+  std::vector<float> kept_values = kept.to_vector<float>(), want_kept;
+  for (int64_t b = 0; b < ref.B; ++b)
+    want_kept.insert(want_kept.end(), ref.logits.begin() + (b * ref.T + ref.T - 2) * V,
+                     ref.logits.begin() + (b * ref.T + ref.T) * V);
+  EXPECT_LE(relative_error(kept_values, want_kept), kTolerance);
+  expect_error(
+      [&] {
+        model.forward(Tensor::from_vector(all, {ref.B, ref.T}), 0, ref.T + 1);
+      },
+      {"logits_to_keep"});
+
   // Starting over at position 0 overwrites the cache: the first position again.
   model.reset_cache();
   std::vector<float> first(ref.B * V);
