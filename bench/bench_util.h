@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -105,6 +106,42 @@ inline std::string torch_env(int threads) {
     env += " LD_LIBRARY_PATH=" + shell_quote(dir + (old && *old ? ":" + std::string(old) : ""));
   }
   return env;
+}
+
+// Runs a PyTorch peer, scripts/<script> under source_dir, with /usr/bin/python3 under
+// torch_env(threads), as `<script> --threads <threads><args>`, and reads what it prints into r
+// (a struct with ok, header and message). A line "torch ..." is r.header, "skip <why>" sets
+// r.message; every other line goes to parse(word, rest): its first word and a stream over the
+// rest, which sets r.ok when the results are in. Without results and a message, r.message says
+// that the script failed.
+template <class Result, class Parse>
+void run_torch_script(const std::string& source_dir, const std::string& script, int threads,
+                      const std::string& args, Result& r, Parse parse) {
+  const std::string cmd = "env " + torch_env(threads) + " /usr/bin/python3 " +
+                          shell_quote(source_dir + "/scripts/" + script) + " --threads " +
+                          std::to_string(threads) + args;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) {
+    r.message = "could not start /usr/bin/python3";
+    return;
+  }
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, pipe)) {
+    std::string line(buf);
+    if (!line.empty() && line.back() == '\n') line.pop_back();
+    std::istringstream in(line);
+    std::string word;
+    in >> word;
+    if (word == "torch")
+      r.header = line;
+    else if (word == "skip")
+      r.message = line.substr(5);
+    else
+      parse(word, in);
+  }
+  int status = pclose(pipe);
+  if (!r.ok && r.message.empty())
+    r.message = "scripts/" + script + " failed (exit status " + std::to_string(status) + ")";
 }
 
 }  // namespace bench

@@ -186,43 +186,23 @@ struct TorchResult {
 
 TorchResult run_torch(const Case& c, int threads, int reps) {
   TorchResult r;
-  const std::string t = std::to_string(threads);
-  std::string cmd = "env " + bench::torch_env(threads) + " /usr/bin/python3 " +
-                    bench::shell_quote(std::string(LAZYGRAD_SOURCE_DIR) + "/scripts/bench_conv_torch.py") +
-                    " --threads " + t + " --reps " + std::to_string(reps) + " " + c.spec();
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) {
-    r.message = "could not start /usr/bin/python3";
-    return r;
-  }
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, pipe)) {
-    std::string line(buf);
-    if (!line.empty() && line.back() == '\n') line.pop_back();
-    std::istringstream in(line);
-    std::string word;
-    in >> word;
-    if (word == "torch") {
-      r.header = line;
-    } else if (word == "path") {
-      std::string name;
-      in >> name >> r.path;
-    } else if (word == "skip") {
-      r.message = line.substr(5);
-    } else if (word == "case") {
-      std::string name, k1, k2, k3;
-      double fwd = 0, bwd = 0, first = 0;
-      if (in >> name >> k1 >> fwd >> k2 >> bwd >> k3 >> first && k1 == "fwd_ms" && k2 == "bwd_ms") {
-        r.fwd_s = fwd * 1e-3;
-        r.bwd_s = bwd * 1e-3;
-        r.first_s = first * 1e-3;
-        r.ok = true;
-      }
-    }
-  }
-  int status = pclose(pipe);
-  if (!r.ok && r.message.empty())
-    r.message = "scripts/bench_conv_torch.py failed (exit status " + std::to_string(status) + ")";
+  bench::run_torch_script(
+      LAZYGRAD_SOURCE_DIR, "bench_conv_torch.py", threads, " --reps " + std::to_string(reps) + " " + c.spec(),
+      r, [&](const std::string& word, std::istringstream& in) {
+        if (word == "path") {
+          std::string name;
+          in >> name >> r.path;
+        } else if (word == "case") {
+          std::string name, k1, k2, k3;
+          double fwd = 0, bwd = 0, first = 0;
+          if (in >> name >> k1 >> fwd >> k2 >> bwd >> k3 >> first && k1 == "fwd_ms" && k2 == "bwd_ms") {
+            r.fwd_s = fwd * 1e-3;
+            r.bwd_s = bwd * 1e-3;
+            r.first_s = first * 1e-3;
+            r.ok = true;
+          }
+        }
+      });
   return r;
 }
 

@@ -104,40 +104,20 @@ struct TorchResult {
 
 TorchResult run_torch(const models::GPT2Config& c, int threads, int64_t prompt, int64_t decode, int reps) {
   TorchResult r;
-  const std::string t = std::to_string(threads);
-  std::ostringstream cmd;
-  cmd << "env " << bench::torch_env(threads) << " /usr/bin/python3 "
-      << bench::shell_quote(std::string(LAZYGRAD_SOURCE_DIR) + "/scripts/bench_gpt2_torch.py")
-      << " --threads " << t << " --layers " << c.n_layer << " --heads " << c.n_head << " --embd " << c.n_embd
-      << " --vocab " << c.vocab_size << " --positions " << c.n_positions << " --prompt " << prompt
-      << " --decode " << decode << " --reps " << reps;
-  FILE* pipe = popen(cmd.str().c_str(), "r");
-  if (!pipe) {
-    r.message = "could not start /usr/bin/python3";
-    return r;
-  }
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, pipe)) {
-    std::string line(buf);
-    if (!line.empty() && line.back() == '\n') line.pop_back();
-    std::istringstream in(line);
-    std::string word;
-    double ms = 0;
-    in >> word;
-    if (word == "torch")
-      r.header = line;
-    else if (word == "skip")
-      r.message = line.substr(5);
-    else if (word == "prompt_ms" && in >> ms)
-      r.prompt_s = ms * 1e-3;
-    else if (word == "prefill_ms" && in >> ms)
-      r.prefill_s = ms * 1e-3;
-    else if (word == "decode_ms" && in >> ms)
-      r.decode_s = ms * 1e-3, r.ok = true;
-  }
-  int status = pclose(pipe);
-  if (!r.ok && r.message.empty())
-    r.message = "scripts/bench_gpt2_torch.py failed (exit status " + std::to_string(status) + ")";
+  std::ostringstream args;
+  args << " --layers " << c.n_layer << " --heads " << c.n_head << " --embd " << c.n_embd << " --vocab "
+       << c.vocab_size << " --positions " << c.n_positions << " --prompt " << prompt << " --decode " << decode
+       << " --reps " << reps;
+  bench::run_torch_script(LAZYGRAD_SOURCE_DIR, "bench_gpt2_torch.py", threads, args.str(), r,
+                          [&](const std::string& word, std::istringstream& in) {
+                            double ms = 0;
+                            if (word == "prompt_ms" && in >> ms)
+                              r.prompt_s = ms * 1e-3;
+                            else if (word == "prefill_ms" && in >> ms)
+                              r.prefill_s = ms * 1e-3;
+                            else if (word == "decode_ms" && in >> ms)
+                              r.decode_s = ms * 1e-3, r.ok = true;
+                          });
   return r;
 }
 

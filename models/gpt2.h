@@ -32,6 +32,8 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint.h"
+
 namespace lazygrad::models {
 
 struct GPT2Config {
@@ -241,17 +243,7 @@ class GPT2 : public nn::Module {
   // with or without "transformer."). Every tensor of this model must be there with its shape,
   // otherwise lazygrad::Error names the tensor and nothing is loaded. Other entries are ignored.
   void load_hf_state_dict(const StateDict& checkpoint) {
-    StateDict found;
-    for (const auto& [name, tensor] : ordered_state_dict()) {
-      auto it = checkpoint.find(name);
-      if (it == checkpoint.end()) it = checkpoint.find("transformer." + name);
-      if (it == checkpoint.end()) throw Error("GPT2: the checkpoint has no tensor \"" + name + "\"");
-      if (it->second.shape() != tensor.shape())
-        throw Error("GPT2: tensor \"" + it->first + "\" has shape " + shape_str(it->second.shape()) +
-                    ", expected " + shape_str(tensor.shape()) + " for this config");
-      found[name] = it->second;
-    }
-    load_state_dict(found, /*strict=*/true, /*assign=*/true);  // float32 tensors: no copy
+    load_hf_checkpoint(*this, checkpoint, "GPT2", {"", "transformer."});
   }
 
   GPT2Config config;
@@ -263,12 +255,8 @@ class GPT2 : public nn::Module {
  private:
   // The logits and the caches' writes in one schedule.
   void realize_with_caches(const Tensor& logits) {
-    std::vector<Tensor> pending{logits};
-    for (const auto& block : blocks) {
-      pending.push_back(block->attn->cache_k);
-      pending.push_back(block->attn->cache_v);
-    }
-    realize(pending);
+    realize_with_kv_caches(logits, blocks,
+                           [](const GPT2Block& block) -> const GPT2Attention& { return *block.attn; });
   }
 
   Tensor run(const Tensor& tokens, std::optional<int64_t> start_pos, int64_t logits_to_keep = 0) {

@@ -46,6 +46,8 @@
 #include <utility>
 #include <vector>
 
+#include "checkpoint.h"
+
 namespace lazygrad::models {
 
 // How the rotary frequencies are stretched for contexts longer than the training one (HF's
@@ -680,18 +682,7 @@ class Llama : public nn::Module {
   // this model must be there with its shape, otherwise lazygrad::Error names the tensor and nothing
   // is loaded. Other entries (a tied model's lm_head.weight, older files' rotary_emb.inv_freq) are
   // ignored; 16-bit tensors are converted to float32.
-  void load_hf_state_dict(const StateDict& checkpoint) {
-    StateDict found;
-    for (const auto& [name, tensor] : ordered_state_dict()) {
-      auto it = checkpoint.find(name);
-      if (it == checkpoint.end()) throw Error("Llama: the checkpoint has no tensor \"" + name + "\"");
-      if (it->second.shape() != tensor.shape())
-        throw Error("Llama: tensor \"" + name + "\" has shape " + shape_str(it->second.shape()) +
-                    ", expected " + shape_str(tensor.shape()) + " for this config");
-      found[name] = it->second;
-    }
-    load_state_dict(found, /*strict=*/true, /*assign=*/true);  // float32 tensors: no copy
-  }
+  void load_hf_state_dict(const StateDict& checkpoint) { load_hf_checkpoint(*this, checkpoint, "Llama"); }
 
   LlamaConfig config;
   std::shared_ptr<LlamaModel> model;
@@ -712,12 +703,9 @@ class Llama : public nn::Module {
 
   // The logits and the caches' writes in one schedule.
   void realize_with_caches(const Tensor& logits) {
-    std::vector<Tensor> pending{logits};
-    for (const auto& block : model->blocks) {
-      pending.push_back(block->self_attn->cache_k);
-      pending.push_back(block->self_attn->cache_v);
-    }
-    realize(pending);
+    realize_with_kv_caches(
+        logits, model->blocks,
+        [](const LlamaDecoderLayer& block) -> const LlamaAttention& { return *block.self_attn; });
   }
 
   int64_t max_context_;

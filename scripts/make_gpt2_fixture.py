@@ -27,16 +27,17 @@ in plain torch, so that the transformers package is not needed: Conv1D is torch.
 W [in, out]; attention scores are scaled by 1/sqrt(head_dim) and the masked ones replaced by the
 dtype's minimum before the softmax; the MLP's activation is "gelu_new" (the tanh approximation);
 blocks are pre-LayerNorm; the LM head is tied to wte. The safetensors file is written with a few
-lines of struct/json (Debian ships no `safetensors` package). Seeded: a rerun writes identical files.
+lines of struct/json (scripts/safetensors_lib.py; Debian ships no `safetensors` package). Seeded: a
+rerun writes identical files.
 """
 
-import json
 import math
 import os
-import struct
 import sys
 
 import torch
+
+from safetensors_lib import safetensors_bytes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(HERE, "..", "tests", "fixtures")
@@ -110,17 +111,8 @@ def gpt2_logits(w, tokens):
 
 
 def write_safetensors(path, tensors):
-    header, offset, blobs = {"__metadata__": {"format": "pt"}}, 0, []
-    for name in sorted(tensors):
-        data = tensors[name].contiguous().to(torch.float32).numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensors[name].shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
     with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+        f.write(safetensors_bytes(tensors))
 
 
 def main():

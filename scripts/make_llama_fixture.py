@@ -44,10 +44,11 @@ it mirrors. The safetensors files are written with a few lines of struct/json (D
 import json
 import math
 import os
-import struct
 import sys
 
 import torch
+
+from safetensors_lib import safetensors_bytes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(HERE, "..", "tests", "fixtures")
@@ -239,19 +240,6 @@ def llama_logits(c, w, tokens, start_pos=0, cache=None):  # LlamaForCausalLM.for
 
 
 # ---- files ----
-
-def safetensors_bytes(tensors):
-    header, offset, blobs = {"__metadata__": {"format": "pt"}}, 0, []
-    for name in sorted(tensors):
-        data = tensors[name].contiguous().to(torch.float32).numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensors[name].shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
-
 
 def write_checkpoint(folder, w, shards):
     if shards == 1:

@@ -1,4 +1,4 @@
-// Files and programs for tests: the fixture folder, reading a file whole, and running the built
+// Files and programs for tests: the fixture folder, reading and writing a file whole, and running the built
 // `lazygrad` binary with its output caught (tests of the CLI).
 #pragma once
 
@@ -29,6 +29,12 @@ inline std::string read_file(const fs::path& path) {
   std::ostringstream text;
   text << file.rdbuf();
   return text.str();
+}
+
+// Writes text as the file's whole content (bytes as they are).
+inline void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
 }
 
 inline std::string shell_quote(const std::string& s) {

@@ -21,6 +21,7 @@
 
 #include "../models/gpt2.h"
 #include "expect_error.h"
+#include "relative_error.h"
 #include "tensor/tensor_impl.h"
 #include "test_files.h"
 
@@ -64,17 +65,6 @@ Reference read_reference() {
 }
 
 StateDict checkpoint() { return load_safetensors((fixture_dir() / "gpt2_tiny.safetensors").string()); }
-
-// max |got - want| over max |want|.
-double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
-  EXPECT_EQ(got.size(), want.size());
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
-    diff = std::max(diff, std::abs(static_cast<double>(got[i]) - want[i]));
-    scale = std::max(scale, std::abs(static_cast<double>(want[i])));
-  }
-  return diff / scale;
-}
 
 constexpr double kTolerance = 1e-4;
 

@@ -31,6 +31,7 @@
 #include "../models/llama.h"
 #include "../models/llama_gguf.h"
 #include "expect_error.h"
+#include "relative_error.h"
 #include "test_files.h"
 
 using namespace lazygrad;
@@ -42,6 +43,7 @@ using models::Llama;
 using models::LlamaConfig;
 using models::RopeScaling;
 using test::fixture_dir;
+using test::write_text;
 
 constexpr double kTolerance = 1e-4;
 const char* const kFixtures[] = {"llama3", "llama2", "mistral"};
@@ -97,17 +99,6 @@ std::shared_ptr<Llama> load(const std::string& name, const LlamaConfig& config) 
 }
 LlamaConfig config_of(const std::string& name) {
   return LlamaConfig::from_file((folder(name) / "config.json").string());
-}
-
-// max |got - want| over max |want|.
-double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
-  EXPECT_EQ(got.size(), want.size());
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
-    diff = std::max(diff, std::abs(static_cast<double>(got[i]) - want[i]));
-    scale = std::max(scale, std::abs(static_cast<double>(want[i])));
-  }
-  return diff / scale;
 }
 
 Tensor tokens_of(const Reference& ref) { return Tensor::from_vector(ref.tokens, {ref.B, ref.T}); }
@@ -551,10 +542,6 @@ class ScratchFolder {
  private:
   fs::path path_;
 };
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 std::string index_json(const std::map<std::string, std::string>& weight_map) {
   std::string map;

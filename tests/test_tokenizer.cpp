@@ -18,25 +18,21 @@
 #include <string>
 #include <vector>
 
+#include "byte_token.h"
 #include "expect_error.h"
 #include "lazygrad/error.h"
 #include "lazygrad/tokenizer.h"
 #include "nn/json_reader.h"
+#include "test_files.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using lazygrad::GPT2Tokenizer;
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
+using lazygrad::test::byte_token;
+using lazygrad::test::read_file;
+using lazygrad::test::write_text;
 
 // Where the fetch script puts the files (the same rule as scripts/fetch_gpt2_tokenizer.sh).
 std::string tokenizer_dir() {
@@ -73,7 +69,7 @@ struct Case {
 std::vector<Case> load_cases() {
   const char* dir = std::getenv("LAZYGRAD_TEST_FIXTURES");
   std::string path = std::string(dir && *dir ? dir : LAZYGRAD_FIXTURE_DIR) + "/gpt2_tokenizer.json";
-  std::string doc = read_text(path);
+  std::string doc = read_file(path);
   lazygrad::json::Value root = lazygrad::json::parse(doc);
   const lazygrad::json::Value* cases = root.find("cases");
   if (!cases) throw lazygrad::Error(path + ": no \"cases\"");
@@ -159,26 +155,6 @@ std::vector<int32_t> concat(std::initializer_list<std::vector<int32_t>> parts) {
 
 // ---- a small vocabulary written here: the 256 byte tokens and a few merges ------------------------
 
-// GPT-2's byte -> character table, spelled as UTF-8.
-std::string byte_token(int b) {
-  bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-  int cp = b;
-  if (!printable) {
-    int n = 0;
-    for (int x = 0; x < b; ++x)
-      if (!((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || x >= 0xAE)) ++n;
-    cp = 256 + n;
-  }
-  std::string s;
-  if (cp < 0x80) {
-    s += char(cp);
-  } else {
-    s += char(0xC0 | (cp >> 6));
-    s += char(0x80 | (cp & 0x3F));
-  }
-  return s;
-}
-
 class SmallVocab : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -229,7 +205,7 @@ TEST_F(SmallVocab, BadFilesAreErrors) {
                {"GPT2Tokenizer", "missing.json"});
   expect_error([&] { GPT2Tokenizer::from_files(enc, (dir_ / "missing.bpe").string()); },
                {"GPT2Tokenizer", "missing.bpe"});
-  std::string json = read_text(enc);
+  std::string json = read_file(enc);
   write_text(dir_ / "truncated.json", json.substr(0, 500));
   expect_error([&] { GPT2Tokenizer::from_files((dir_ / "truncated.json").string(), voc); },
                {"truncated.json", "invalid JSON", "offset 500"});

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "byte_token.h"
 #include "expect_error.h"
 #include "lazygrad/error.h"
 #include "lazygrad/tokenizer.h"
@@ -41,13 +42,18 @@ using lazygrad::GGUFVocab;
 using lazygrad::Tokenizer;
 using lazygrad::json::Kind;
 using lazygrad::json::Value;
+using lazygrad::test::byte_token;
 using lazygrad::test::fixture_dir;
 using lazygrad::test::read_file;
+using lazygrad::test::write_text;
 using Ids = std::vector<int32_t>;
 
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
+// The 256 byte tokens as JSON object entries, `"<byte_token(b)>": <b>, ` each.
+std::string byte_token_entries() {
+  std::string entries;
+  for (int b = 0; b < 256; ++b)
+    entries += lazygrad::json::quote(byte_token(b)) + ": " + std::to_string(b) + ", ";
+  return entries;
 }
 
 Ids ids_of(const Value& array) {
@@ -249,20 +255,7 @@ TEST(SentencePieceGGUF, BadArraysAreErrors) {
   GGUFVocab bpe;
   bpe.model = "gpt2";
   bpe.add_bos = false;
-  for (int b = 0; b < 256; ++b) {
-    std::string t;
-    bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-    int n = 0;
-    for (int x = 0; x < b; ++x) n += !((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || x >= 0xAE);
-    int cp = printable ? b : 256 + n;
-    if (cp < 0x80) {
-      t += char(cp);
-    } else {
-      t += char(0xC0 | (cp >> 6));
-      t += char(0x80 | (cp & 0x3F));
-    }
-    bpe.tokens.push_back(t);
-  }
+  for (int b = 0; b < 256; ++b) bpe.tokens.push_back(byte_token(b));
   bpe.tokens.push_back("ab");
   bpe.merges = {"a b"};
   EXPECT_EQ(Tokenizer::from_gguf_vocab(bpe).encode("abab"), (Ids{256, 256}));
@@ -307,21 +300,7 @@ class SmallHfJson : public ::testing::Test {
   // split, a BOS added by TemplateProcessing; `edit` changes the document's text before writing it.
   fs::path write(const std::function<void(std::string&)>& edit = nullptr,
                  const std::string& name = "tokenizer.json") {
-    std::string vocab;
-    for (int b = 0; b < 256; ++b) {
-      bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-      int n = 0;
-      for (int x = 0; x < b; ++x) n += !((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || x >= 0xAE);
-      int cp = printable ? b : 256 + n;
-      std::string t;
-      if (cp < 0x80) {
-        t += char(cp);
-      } else {
-        t += char(0xC0 | (cp >> 6));
-        t += char(0x80 | (cp & 0x3F));
-      }
-      vocab += lazygrad::json::quote(t) + ": " + std::to_string(b) + ", ";
-    }
+    std::string vocab = byte_token_entries();
     vocab += "\"\xC4\xA0t\": 256, \"he\": 257, \"\xC4\xA0the\": 258";
     std::string doc = R"({"version": "1.0",
   "added_tokens": [{"id": 259, "content": "<|begin_of_text|>", "special": true},
@@ -613,21 +592,7 @@ TEST(Llama3Tokenizer, GGUFArraysMatchTransformersJs) {
 
 TEST_F(SmallHfJson, Gpt2TokenizerConverts) {
   // encoder.json and vocab.bpe of the same small vocabulary as write().
-  std::string json = "{";
-  for (int b = 0; b < 256; ++b) {
-    bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-    int n = 0;
-    for (int x = 0; x < b; ++x) n += !((x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || x >= 0xAE);
-    int cp = printable ? b : 256 + n;
-    std::string t;
-    if (cp < 0x80) {
-      t += char(cp);
-    } else {
-      t += char(0xC0 | (cp >> 6));
-      t += char(0x80 | (cp & 0x3F));
-    }
-    json += lazygrad::json::quote(t) + ": " + std::to_string(b) + ", ";
-  }
+  std::string json = "{" + byte_token_entries();
   json += "\"\xC4\xA0t\": 256, \"he\": 257, \"\xC4\xA0the\": 258, \"<|endoftext|>\": 259}";
   write_text(dir_ / "encoder.json", json);
   write_text(dir_ / "vocab.bpe", "#version: 0.2\n\xC4\xA0 t\nh e\n\xC4\xA0t he\n");

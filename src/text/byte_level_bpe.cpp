@@ -72,35 +72,20 @@ class ByteLevelBpe final : public TableTokenizer {
   }
 
   std::vector<int32_t> encode(std::string_view text, EncodeOptions options) const override {
-    std::vector<int32_t> out;
-    if (options.add_special) out = table_.prefix;
     std::vector<std::string_view> words, next;
-    for (const Fragment& f : table_.fragments(text, options.parse_special)) {
-      if (f.token >= 0) {
-        out.push_back(f.token);
-        continue;
-      }
-      words.assign(1, f.text);
+    return encode_fragments(text, options, [&](size_t, std::string_view piece, std::vector<int32_t>& out) {
+      words.assign(1, piece);
       for (SplitPattern p : patterns_) {
         next.clear();
         for (std::string_view w : words) split_words(p, w, next);
         words.swap(next);
       }
       for (std::string_view w : words) encode_word(w, out);
-    }
-    if (options.add_special) out.insert(out.end(), table_.suffix.begin(), table_.suffix.end());
-    return out;
+    });
   }
 
   std::string decode(std::span<const int32_t> ids, bool skip_special) const override {
-    std::string out;
-    for (size_t i = 0; i < ids.size(); ++i) {
-      table_.check_id(ids[i], "decode", i);
-      TokenKind k = table_.kinds[ids[i]];
-      if (skip_special && (k == TokenKind::Special || k == TokenKind::Unknown)) continue;
-      out += bytes_[ids[i]];
-    }
-    return out;
+    return decode_ids(ids, skip_special, [&](int32_t id, std::string& out) { out += bytes_[id]; });
   }
 
   std::string token_bytes(int32_t id) const override {

@@ -85,16 +85,8 @@ class SentencePieceBpe final : public TableTokenizer {
   }
 
   std::vector<int32_t> encode(std::string_view text, EncodeOptions options) const override {
-    std::vector<int32_t> out;
-    if (options.add_special) out = table_.prefix;
-    const std::vector<Fragment> fragments = table_.fragments(text, options.parse_special);
     std::string normalized;
-    for (size_t f = 0; f < fragments.size(); ++f) {
-      if (fragments[f].token >= 0) {
-        out.push_back(fragments[f].token);
-        continue;
-      }
-      const std::string_view piece = fragments[f].text;
+    return encode_fragments(text, options, [&](size_t f, std::string_view piece, std::vector<int32_t>& out) {
       normalized.clear();
       bool starts_with_space = piece.starts_with(' ') || piece.starts_with(kSpace);
       if (prefix_ == SentencePieceConfig::Prefix::EveryFragment ||
@@ -108,19 +100,12 @@ class SentencePieceBpe final : public TableTokenizer {
           normalized += ch;
       }
       encode_normalized(normalized, out);
-    }
-    if (options.add_special) out.insert(out.end(), table_.suffix.begin(), table_.suffix.end());
-    return out;
+    });
   }
 
   std::string decode(std::span<const int32_t> ids, bool skip_special) const override {
-    std::string out;
-    for (size_t i = 0; i < ids.size(); ++i) {
-      table_.check_id(ids[i], "decode", i);
-      TokenKind k = table_.kinds[ids[i]];
-      if (skip_special && (k == TokenKind::Special || k == TokenKind::Unknown)) continue;
-      append_piece(ids[i], out);
-    }
+    std::string out =
+        decode_ids(ids, skip_special, [&](int32_t id, std::string& text) { append_piece(id, text); });
     if (strip_decoded_space_ && !out.empty() && out[0] == ' ') out.erase(0, 1);
     return out;
   }

@@ -92,6 +92,39 @@ class TableTokenizer : public Tokenizer::Impl {
   }
 
  protected:
+  // encode's frame, the same for every kind: add_special's prefix and suffix around the text, a
+  // special or added token written in the text as its id, and each piece of text between them
+  // given to encode_text(index, text, out), index counting the fragments.
+  template <class EncodeText>
+  std::vector<int32_t> encode_fragments(std::string_view text, EncodeOptions options,
+                                        EncodeText encode_text) const {
+    std::vector<int32_t> out;
+    if (options.add_special) out = table_.prefix;
+    const std::vector<Fragment> fragments = table_.fragments(text, options.parse_special);
+    for (size_t i = 0; i < fragments.size(); ++i) {
+      if (fragments[i].token >= 0)
+        out.push_back(fragments[i].token);
+      else
+        encode_text(i, fragments[i].text, out);
+    }
+    if (options.add_special) out.insert(out.end(), table_.suffix.begin(), table_.suffix.end());
+    return out;
+  }
+
+  // decode's loop: each id checked, then its text appended by append_token(id, out); skip_special
+  // leaves out the Special and Unknown tokens.
+  template <class AppendToken>
+  std::string decode_ids(std::span<const int32_t> ids, bool skip_special, AppendToken append_token) const {
+    std::string out;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      table_.check_id(ids[i], "decode", i);
+      TokenKind k = table_.kinds[ids[i]];
+      if (skip_special && (k == TokenKind::Special || k == TokenKind::Unknown)) continue;
+      append_token(ids[i], out);
+    }
+    return out;
+  }
+
   TokenTable table_;
 };
 

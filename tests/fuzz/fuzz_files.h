@@ -1,6 +1,7 @@
 // Files for the fuzz targets: the loaders take paths, so each input is written where a path reaches
 // it. A memory file (memfd, opened by its /proc/self/fd path) serves a loader of one file without
 // touching the disk; a loader of a folder gets a private temporary folder, made once per process.
+// Also the checks that the tokenizer targets share.
 #pragma once
 
 #include <sys/mman.h>
@@ -13,6 +14,10 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
+
+#include "lazygrad/error.h"
 
 namespace lazygrad::fuzz {
 
@@ -77,6 +82,36 @@ inline Split split_at_zero(const uint8_t* data, size_t size) {
   if (!zero) return {{data, size}, {}, false};
   const size_t cut = static_cast<size_t>(zero - data);
   return {{data, cut}, {zero + 1, size - cut - 1}, true};
+}
+
+// The tokenizer checks (Tokenizer is lazygrad::Tokenizer or GPT2Tokenizer); each aborts on a failure.
+
+// Every id is in the tokenizer's vocabulary.
+template <class Tokenizer>
+void check_ids(const Tokenizer& tokenizer, const std::vector<int32_t>& ids) {
+  for (const int32_t id : ids)
+    if (id < 0 || static_cast<size_t>(id) >= tokenizer.vocab_size()) std::abort();
+}
+
+// text encoded with add_special and parse_special gives ids in the vocabulary, which decode (skipping
+// the special tokens) and token_bytes take.
+template <class Tokenizer>
+void check_special_encoding(const Tokenizer& tokenizer, std::string_view text) {
+  const std::vector<int32_t> special = tokenizer.encode(text, {.add_special = true, .parse_special = true});
+  check_ids(tokenizer, special);
+  tokenizer.decode(special, /*skip_special=*/true);
+  for (const int32_t id : special) tokenizer.token_bytes(id);
+}
+
+// An id outside the vocabulary is an Error.
+template <class Tokenizer>
+void check_outside_id_throws(const Tokenizer& tokenizer) {
+  const int32_t outside = static_cast<int32_t>(tokenizer.vocab_size());
+  try {
+    tokenizer.decode(std::span(&outside, 1));
+    std::abort();
+  } catch (const lazygrad::Error&) {
+  }
 }
 
 }  // namespace lazygrad::fuzz

@@ -5,36 +5,16 @@
 //
 // Each input is written to a memory file (memfd), so the loader runs its real path (open, fstat,
 // mmap) without touching the disk.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
+#include "fuzz_files.h"
 #include "lazygrad/error.h"
 #include "lazygrad/gguf.h"
 
 namespace {
-
-int memory_file() {
-  static const int fd = [] {
-    const int f = ::memfd_create("fuzz_gguf", MFD_CLOEXEC);
-    if (f < 0) std::abort();
-    return f;
-  }();
-  return fd;
-}
-
-void write_all(int fd, const uint8_t* data, size_t size) {
-  if (::ftruncate(fd, 0) != 0) std::abort();
-  for (size_t done = 0; done < size;) {
-    const ssize_t n = ::pwrite(fd, data + done, size - done, static_cast<off_t>(done));
-    if (n <= 0) std::abort();
-    done += static_cast<size_t>(n);
-  }
-}
 
 // Calls `accessor`, which must return or throw lazygrad::Error (anything else ends the fuzzer).
 template <class Accessor>
@@ -48,9 +28,8 @@ void answers_or_throws(const Accessor& accessor) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const int fd = memory_file();
-  write_all(fd, data, size);
-  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  static const lazygrad::fuzz::MemoryFile file("fuzz_gguf");
+  const std::string& path = file.write({data, size});
   try {
     const lazygrad::GGUFFile file = lazygrad::load_gguf(path);
     // A file that loads has a header that loads on its own, with the same tensors.

@@ -20,13 +20,10 @@
 
 namespace {
 
+using lazygrad::fuzz::check_ids;
+
 constexpr std::string_view kText =
     "Hello, world! It's  2024\n\th\xc3\xa9llo <s></s><|endoftext|> \xff\xfe end";
-
-void check_ids(const lazygrad::Tokenizer& tokenizer, const std::vector<int32_t>& ids) {
-  for (const int32_t id : ids)
-    if (id < 0 || static_cast<size_t>(id) >= tokenizer.vocab_size()) std::abort();
-}
 
 }  // namespace
 
@@ -41,17 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_ids(tokenizer, ids);
     const std::string decoded = tokenizer.decode(ids);
     if (vocab.model == "gpt2" && decoded != kText) std::abort();
-    const std::vector<int32_t> special =
-        tokenizer.encode(kText, {.add_special = true, .parse_special = true});
-    check_ids(tokenizer, special);
-    tokenizer.decode(special, /*skip_special=*/true);
-    for (const int32_t id : special) tokenizer.token_bytes(id);
-    const int32_t outside = static_cast<int32_t>(tokenizer.vocab_size());
-    try {
-      tokenizer.decode(std::span(&outside, 1));
-      std::abort();
-    } catch (const lazygrad::Error&) {
-    }
+    lazygrad::fuzz::check_special_encoding(tokenizer, kText);
+    lazygrad::fuzz::check_outside_id_throws(tokenizer);
   } catch (const lazygrad::Error&) {
     // The expected outcome for most inputs.
   }

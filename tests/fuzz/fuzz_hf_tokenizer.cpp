@@ -23,6 +23,8 @@
 
 namespace {
 
+using lazygrad::fuzz::check_ids;
+
 // Words, punctuation, digits, spaces, a contraction, special tokens' spellings, a multi-byte
 // character and invalid UTF-8.
 constexpr std::string_view kText =
@@ -51,11 +53,6 @@ bool is_byte_level(std::span<const uint8_t> document) {
   return pre && has_byte_level(*pre);
 }
 
-void check_ids(const lazygrad::Tokenizer& tokenizer, const std::vector<int32_t>& ids) {
-  for (const int32_t id : ids)
-    if (id < 0 || static_cast<size_t>(id) >= tokenizer.vocab_size()) std::abort();
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -74,20 +71,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_ids(tokenizer, ids);
     const std::string decoded = tokenizer.decode(ids);
     if (is_byte_level(input.first) && decoded != kText) std::abort();
-    const std::vector<int32_t> special =
-        tokenizer.encode(kText, {.add_special = true, .parse_special = true});
-    check_ids(tokenizer, special);
-    tokenizer.decode(special, /*skip_special=*/true);
-    for (const int32_t id : special) tokenizer.token_bytes(id);
+    lazygrad::fuzz::check_special_encoding(tokenizer, kText);
     for (const int32_t id : {tokenizer.bos_token_id(), tokenizer.eos_token_id()})
       if (id < -1 || id >= static_cast<int64_t>(tokenizer.vocab_size())) std::abort();
-    // An id outside the vocabulary is an Error.
-    const int32_t outside = static_cast<int32_t>(tokenizer.vocab_size());
-    try {
-      tokenizer.decode(std::span(&outside, 1));
-      std::abort();
-    } catch (const lazygrad::Error&) {
-    }
+    lazygrad::fuzz::check_outside_id_throws(tokenizer);
   } catch (const lazygrad::Error&) {
     // The expected outcome for most inputs.
   }

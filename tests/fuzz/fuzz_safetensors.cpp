@@ -7,44 +7,21 @@
 // The fixture files seed the corpus (libFuzzer adds new inputs to the first folder only). Each
 // input is written to a memory file (memfd), so the loader runs its real path (open, fstat, mmap)
 // without touching the disk.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <string>
 
+#include "fuzz_files.h"
 #include "lazygrad/error.h"
 #include "lazygrad/safetensors.h"
 
-namespace {
-
-int memory_file() {
-  static const int fd = [] {
-    const int f = ::memfd_create("fuzz_safetensors", MFD_CLOEXEC);
-    if (f < 0) std::abort();
-    return f;
-  }();
-  return fd;
-}
-
-void write_all(int fd, const uint8_t* data, size_t size) {
-  if (::ftruncate(fd, 0) != 0) std::abort();
-  for (size_t done = 0; done < size;) {
-    const ssize_t n = ::pwrite(fd, data + done, size - done, static_cast<off_t>(done));
-    if (n <= 0) std::abort();
-    done += static_cast<size_t>(n);
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const int fd = memory_file();
-  write_all(fd, data, size);
-  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  static const lazygrad::fuzz::MemoryFile file("fuzz_safetensors");
+  const std::string& path = file.write({data, size});
   try {
     const lazygrad::StateDict tensors = lazygrad::load_safetensors(path);
     // A file that loads has a header that must load on its own too.
