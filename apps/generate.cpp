@@ -149,6 +149,8 @@ struct LoadedModel {
   Tokenizer tokenizer;
   int64_t vocab_size = 0;
   bool add_bos = false;  // LLaMA's prompts start with BOS; GPT-2's with nothing
+  std::vector<int32_t> stop_ids =
+      {};  // besides the tokenizer's EOS: config.json's eos_token_id list, GGUF's EOT
 };
 
 LoadedModel load_gpt2_folder(const fs::path& dir, const json::Value& doc, const std::string& where) {
@@ -170,7 +172,8 @@ LoadedModel load_llama_folder(const fs::path& dir) {
   Tokenizer tokenizer = Tokenizer::from_hf_json(need_file(dir, "tokenizer.json").string());
   auto model = std::make_shared<models::Llama>(config);
   model->load_hf_state_dict(load_safetensors_folder(dir.string()));
-  return {model, tokenizer, config.vocab_size, true};
+  std::vector<int32_t> stop_ids(config.eos_token_ids.begin(), config.eos_token_ids.end());
+  return {model, tokenizer, config.vocab_size, true, stop_ids};
 }
 
 LoadedModel load_gguf_file(const fs::path& path) {
@@ -178,7 +181,10 @@ LoadedModel load_gguf_file(const fs::path& path) {
   auto model = models::load_llama_gguf(file);
   const GGUFVocab vocab = models::gguf_vocab(file);
   const bool add_bos = vocab.add_bos;
-  return {model, Tokenizer::from_gguf_vocab(vocab), model->config.vocab_size, add_bos};
+  std::vector<int32_t> stop_ids;
+  if (const GGUFValue* eot = file.find("tokenizer.ggml.eot_token_id"))
+    stop_ids.push_back(static_cast<int32_t>(eot->as_int()));
+  return {model, Tokenizer::from_gguf_vocab(vocab), model->config.vocab_size, add_bos, stop_ids};
 }
 
 // The model at PATH: a .gguf file, or a Hugging Face folder whose config.json names the architecture.
@@ -225,9 +231,11 @@ int cmd_generate(const Args& args) {
   std::visit(
       [&](const auto& model) {
         models::generate(
-            *model, prompt, sampler, {.max_tokens = cfg.max_tokens, .eos_token_id = eos},
+            *model, prompt, sampler,
+            {.max_tokens = cfg.max_tokens, .eos_token_id = eos, .stop_token_ids = loaded.stop_ids},
             [&](int32_t id) {
-              if (id != eos) std::cout << text.push(tokenizer.token_bytes(id)) << std::flush;
+              const bool stop = id == eos || std::count(loaded.stop_ids.begin(), loaded.stop_ids.end(), id);
+              if (!stop) std::cout << text.push(tokenizer.token_bytes(id)) << std::flush;
             },
             &stats);
       },

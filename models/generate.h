@@ -27,6 +27,8 @@ namespace lazygrad::models {
 struct GenerateOptions {
   int64_t max_tokens = 16;    // at most this many new tokens (>= 0)
   int32_t eos_token_id = -1;  // stop after this token (it is returned and passed to on_token); -1: none
+  std::vector<int32_t> stop_token_ids =
+      {};  // more tokens that stop as eos_token_id does (LLaMA 3's <|eot_id|>)
   // Decode steps attend to a window of the cache that grows by this many positions (>= 1): a
   // smaller one reads less of the cache per step, a larger one captures fewer Jits.
   int64_t decode_window = 128;
@@ -122,7 +124,9 @@ std::vector<int32_t> generate(Model& model, std::span<const int32_t> prompt, Sam
     sequence.push_back(next);
     generated.push_back(next);
     if (on_token) on_token(next);
-    if (next == options.eos_token_id) {
+    if (next == options.eos_token_id ||
+        std::find(options.stop_token_ids.begin(), options.stop_token_ids.end(), next) !=
+            options.stop_token_ids.end()) {
       s.stop_reason = "eos";
       break;
     }

@@ -14,6 +14,7 @@
 #include <lazygrad/lazygrad.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -114,6 +115,11 @@ TEST(Generate, StopsAtMaxTokensAndEos) {
   // With the 8th greedy token (100, the first that is not 89) as end-of-text: stops right after it.
   got = models::generate(*model, ref.prompt, greedy, {.max_tokens = 100, .eos_token_id = ref.greedy[7]}, {},
                          &stats);
+  EXPECT_EQ(got, std::vector<int32_t>(ref.greedy.begin(), ref.greedy.begin() + 8));
+  EXPECT_EQ(stats.stop_reason, "eos");
+  // Or as one of several stop tokens (with no eos_token_id).
+  got = models::generate(*model, ref.prompt, greedy,
+                         {.max_tokens = 100, .stop_token_ids = {-5, ref.greedy[7]}}, {}, &stats);
   EXPECT_EQ(got, std::vector<int32_t>(ref.greedy.begin(), ref.greedy.begin() + 8));
   EXPECT_EQ(stats.stop_reason, "eos");
   EXPECT_TRUE(models::generate(*model, ref.prompt, greedy, {.max_tokens = 0}).empty());
@@ -324,10 +330,14 @@ TEST_F(GenerateCli, LlamaFolderAndGGUFFile) {
     const std::vector<int32_t> ids = tokenizer->encode(prompt, {.add_special = true});
     ASSERT_EQ(ids.at(0), 1) << path;  // BOS
     Sampler greedy({.temperature = 0});
+    // The CLI stops at the tokenizer's EOS and at config.json's eos_token_id list (2 and 3).
     const int32_t eos = tokenizer->eos_token_id();
+    const std::vector<int32_t> stops = path == gguf ? std::vector<int32_t>{} : std::vector<int32_t>{2, 3};
     std::string want = prompt;
-    for (int32_t id : models::generate(*model, ids, greedy, {.max_tokens = 6, .eos_token_id = eos}))
-      if (id != eos) want += tokenizer->token_bytes(id);
+    for (int32_t id : models::generate(*model, ids, greedy,
+                                       {.max_tokens = 6, .eos_token_id = eos, .stop_token_ids = stops}))
+      if (id != eos && std::find(stops.begin(), stops.end(), id) == stops.end())
+        want += tokenizer->token_bytes(id);
     RunResult r = run({"generate", "--model", path.string(), "--prompt", prompt, "--max-tokens", "6",
                        "--temperature", "0"});
     ASSERT_EQ(r.exit_status, 0) << r.err;
