@@ -47,7 +47,8 @@ struct ExecItem {
 void check_var_bounds(const std::string& name, const std::vector<std::shared_ptr<VariableState>>& vars,
                       const std::vector<VarBound>& bounds);
 
-// Launches one item (counters, DEBUG=2, kernel errors as lazygrad::Error); returns its seconds.
+// Launches one item (counters, DEBUG=2, kernel errors as lazygrad::Error); returns its seconds. The
+// callers check the Variable positions of all their items first (check_var_bounds).
 double run_item(const ExecItem& item);
 
 // What a Jit records while it captures: the launches, and host code to run again before each

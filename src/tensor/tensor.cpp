@@ -303,8 +303,8 @@ namespace {
 Tensor& narrow_assign_node(Tensor& t, int64_t axis, const UOpPtr& start, const Tensor& value) {
   TensorImpl& self = *t.impl();
   require(!self.base, "narrow_assign: the tensor is a view; write into its base instead");
-  require(value.dim() == t.dim(), "narrow_assign: value " + shape_str(value.shape()) + " must have the " +
-                                      std::to_string(t.dim()) + " dimensions of " + shape_str(t.shape()));
+  require(value.dim() == t.dim() && value.size(axis) <= t.size(axis),
+          "narrow_assign: value " + shape_str(value.shape()) + " does not fit in " + shape_str(t.shape()));
   Shape region = t.shape();
   region[axis] = value.size(axis);
   Tensor v = value.shape() == region ? value : value.expand(region);
@@ -321,7 +321,7 @@ Tensor& narrow_assign_node(Tensor& t, int64_t axis, const UOpPtr& start, const T
 
 Tensor& Tensor::narrow_assign(int64_t d, int64_t start, const Tensor& value) {
   int64_t a = normalize_axis(d, dim(), "narrow_assign");
-  require(value.dim() == dim() && start >= 0 && start + value.size(a) <= size(a),
+  require(value.dim() != dim() || (start >= 0 && start + value.size(a) <= size(a)),
           "narrow_assign: value " + shape_str(value.shape()) + " at " + std::to_string(start) +
               " along dimension " + std::to_string(d) + " does not fit in " + shape_str(shape()));
   return narrow_assign_node(*this, a, const_uop(kInt64, start), value);
@@ -331,8 +331,6 @@ Tensor& Tensor::narrow_assign(int64_t d, const Variable& start, const Tensor& va
   int64_t a = normalize_axis(d, dim(), "narrow_assign");
   require(is_int(start.dtype()), "narrow_assign: the start Variable must have an integer dtype, not " +
                                      std::string(dtype_name(start.dtype())));
-  require(value.dim() == dim() && value.size(a) <= size(a),
-          "narrow_assign: value " + shape_str(value.shape()) + " does not fit in " + shape_str(shape()));
   return narrow_assign_node(*this, a, start.tensor().uop(), value);
 }
 
