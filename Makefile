@@ -10,7 +10,7 @@ CMAKE_ARGS ?=
 CACHE_DIR = $(or $(LAZYGRAD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/lazygrad)
 FORMAT_DIRS = include src apps tests bench examples
 
-.PHONY: all deps build demo charlm test lines bench sanitize format clean fixtures
+.PHONY: all deps build demo charlm test lines bench sanitize format clean fixtures fuzz-compiler
 
 all: build
 
@@ -55,6 +55,13 @@ fixtures:
 	@bash scripts/install-deps.sh python3-torch python3-numpy python3-sentencepiece
 	/usr/bin/python3 scripts/make_fixtures.py
 	/usr/bin/python3 scripts/make_spm_fixtures.py > tests/fixtures/spm_tokenizer.json
+
+# The compiler's differential fuzzer for FUZZ_SECONDS (default 900), from seed FUZZ_START (default: one
+# past the range `make test` runs). Any failure prints the smallest failing program as C++.
+FUZZ_SECONDS ?= $(if $(SECONDS),$(SECONDS),900)
+FUZZ_START ?= 1000
+fuzz-compiler: build
+	./$(BUILD)/fuzz_compiler --seconds $(FUZZ_SECONDS) --start $(FUZZ_START)
 
 lines:
 	@bash scripts/lines.sh

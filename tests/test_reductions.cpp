@@ -32,19 +32,58 @@ const fixtures::OpTable& reduction_ops() {
        [](const Case& c, const Ins& x) {
          return x.at(0).std(c.axes("axes"), static_cast<double>(c.i_or("correction", 1)), c.flag("keepdim"));
        }},
-      {"logsumexp", [](const Case& c, const Ins& x) { return x.at(0).logsumexp(c.axes("axes"), c.flag("keepdim")); }},
+      {"logsumexp",
+       [](const Case& c, const Ins& x) { return x.at(0).logsumexp(c.axes("axes"), c.flag("keepdim")); }},
       {"argmax", [](const Case& c, const Ins& x) { return x.at(0).argmax(opt_axis(c), c.flag("keepdim")); }},
       {"argmin", [](const Case& c, const Ins& x) { return x.at(0).argmin(opt_axis(c), c.flag("keepdim")); }},
       {"any", [](const Case& c, const Ins& x) { return x.at(0).any(c.axes("axes"), c.flag("keepdim")); }},
       {"all", [](const Case& c, const Ins& x) { return x.at(0).all(c.axes("axes"), c.flag("keepdim")); }},
-      {"cumsum", [](const Case& c, const Ins& x) { return x.at(0).cumsum(c.i("dim"), c.opt_dtype("dtype")); }},
-      {"cumprod", [](const Case& c, const Ins& x) { return x.at(0).cumprod(c.i("dim"), c.opt_dtype("dtype")); }},
-      {"norm", [](const Case& c, const Ins& x) { return x.at(0).norm(c.f_or("p", 2.0), c.axes("axes"), c.flag("keepdim")); }},
+      {"cumsum",
+       [](const Case& c, const Ins& x) { return x.at(0).cumsum(c.i("dim"), c.opt_dtype("dtype")); }},
+      {"cumprod",
+       [](const Case& c, const Ins& x) { return x.at(0).cumprod(c.i("dim"), c.opt_dtype("dtype")); }},
+      {"norm",
+       [](const Case& c, const Ins& x) {
+         return x.at(0).norm(c.f_or("p", 2.0), c.axes("axes"), c.flag("keepdim"));
+       }},
   };
   return table;
 }
 
 LAZYGRAD_FIXTURE_SUITE(ReductionParity, reduction_ops(), "reductions.txt")
+
+// argmax and argmin of a matrix product and a classifier's accuracy line (scripts/fixtures_argmax.py),
+// fused into one realize ("fused") or with the product realized first ("split"). Fused, these once
+// compared a double accumulator with a float maximum and matched nothing (issue 13).
+Tensor product_of(const Case& c, const Ins& x) {
+  Tensor p = x.at(0).matmul(x.at(1));
+  if (c.str("form") == "split") p.realize();
+  return p;
+}
+
+const fixtures::OpTable& argmax_product_ops() {
+  static const fixtures::OpTable table = {
+      {"argmax_matmul.fused",
+       [](const Case& c, const Ins& x) { return product_of(c, x).argmax(c.i("dim"), c.flag("keepdim")); }},
+      {"argmax_matmul.split",
+       [](const Case& c, const Ins& x) { return product_of(c, x).argmax(c.i("dim"), c.flag("keepdim")); }},
+      {"argmin_matmul.fused",
+       [](const Case& c, const Ins& x) { return product_of(c, x).argmin(c.i("dim"), c.flag("keepdim")); }},
+      {"argmin_matmul.split",
+       [](const Case& c, const Ins& x) { return product_of(c, x).argmin(c.i("dim"), c.flag("keepdim")); }},
+      {"accuracy_matmul.fused",
+       [](const Case& c, const Ins& x) {
+         return product_of(c, x).argmax(1).eq(x.at(2)).to(lazygrad::kFloat32).mean();
+       }},
+      {"accuracy_matmul.split",
+       [](const Case& c, const Ins& x) {
+         return product_of(c, x).argmax(1).eq(x.at(2)).to(lazygrad::kFloat32).mean();
+       }},
+  };
+  return table;
+}
+
+LAZYGRAD_FIXTURE_SUITE(ArgmaxProductParity, argmax_product_ops(), "argmax_products.txt")
 
 // ---- errors: lazygrad::Error whose message names the op (and the shapes or dtype at fault) ----
 

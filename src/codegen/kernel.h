@@ -30,6 +30,10 @@ struct Kernel {
   std::vector<std::shared_ptr<VariableState>> vars;  // DEFINE_VAR i -> the value it reads at launch
   std::vector<VarBound> var_bounds;
   std::string opts;  // the optimizations applied, for DEBUG=2
+  // Reductions this kernel would compute more than once per output element, at different indices
+  // (a matrix product read by both the max and the comparison of a fused argmax): the scheduler
+  // gives them a kernel of their own, so their value is computed once and is one value.
+  std::vector<UOpPtr> recomputed;
 };
 
 // Tensor-level subgraph to kernel: `root` is computed into `out` (through `out_view`, a movement

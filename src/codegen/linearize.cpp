@@ -199,7 +199,7 @@ class Linearizer {
       out.insts.push_back({Step::Close, loops[i], depth + static_cast<int>(i)});
     end_scope(scope_start, loops);
     for (const auto& r : group) {
-      if (is_vector(r->src[0]) && !is_vector(r)) out.insts.push_back({Step::AccFinish, r, depth});
+      if (out.acc_apart(r)) out.insts.push_back({Step::AccFinish, r, depth});
       done_.insert(r.get());
     }
   }
@@ -213,11 +213,18 @@ class Linearizer {
 
 }  // namespace
 
-LinearKernel linearize(const Kernel& k) {
+DType accumulator_dtype(const UOp& red, bool vector_lanes, bool target_float64) {
+  bool float_sum = red.as<ReduceArg>().op == Ops::ADD && is_float(red.dtype) && red.dtype != kFloat64;
+  if (float_sum && !vector_lanes && target_float64) return kFloat64;
+  return LinearKernel::compute_dtype(red.dtype);
+}
+
+LinearKernel linearize(const Kernel& k, bool target_float64) {
   Staged staged = stage(k);
   Kernel with_stages = k;
   with_stages.sink = staged.sink;
   Linearizer L(with_stages);
+  L.out.float64 = target_float64;
   for (const auto& store : staged.sink->src) L.vector_of(store);  // fills out.vector_of
   for (const auto& pack : staged.packs) L.vector_of(pack);
   for (const auto& [red, stores] : staged.side_stores)

@@ -12,8 +12,17 @@
 
 namespace lazygrad {
 
-// AccFinish: a reduction over vector lanes combines its lanes after its loops close.
+// AccFinish: after a reduction's loops close, its value from its accumulator (a vector accumulator's
+// lanes combined; an accumulator of a wider type rounded to the reduction's dtype).
 enum class Step { Compute, Open, Close, AccInit, AccUpdate, AccFinish };
+
+// The dtype a reduction accumulates in: one rule for every reduction. A scalar sum of float32 (or of
+// a 16-bit float) in float64 where the target has it (a long float32 running sum loses digits
+// PyTorch's pairwise summation keeps); a vector accumulator's lanes (each a short partial sum) and
+// every other reduction in the dtype the reduction computes in. Whatever it is, the reduction's
+// value, wherever it is read, compared or reused, is its dtype's: the accumulator rounded once its
+// loops close, so a fused argmax compares the very values its max was taken over.
+DType accumulator_dtype(const UOp& red, bool vector_lanes, bool target_float64);
 
 struct Inst {
   Step step;
@@ -30,8 +39,17 @@ struct LinearKernel {
   std::unordered_map<const UOp*, const UOp*> vector_of;
   bool is_vector(const UOp* u) const { return vector_of.count(u) != 0; }
   bool vector_acc(const UOpPtr& red) const { return is_vector(red->src[0].get()); }  // a vector accumulator
+  bool float64 = true;  // the target holds float64 (accumulator_dtype)
+  DType acc_dtype(const UOpPtr& red) const { return accumulator_dtype(*red, vector_acc(red), float64); }
+  // The accumulator is a variable apart from the reduction's value, which AccFinish makes from it
+  // (a 16-bit float reduction accumulates in float and is rounded there).
+  bool acc_apart(const UOpPtr& red) const {
+    return vector_acc(red) ? !is_vector(red.get()) : acc_dtype(red) != red->dtype;
+  }
+  // 16-bit floats are computed in float32.
+  static DType compute_dtype(DType dt) { return dt == kFloat16 || dt == kBFloat16 ? kFloat32 : dt; }
 };
 
-LinearKernel linearize(const Kernel& k);
+LinearKernel linearize(const Kernel& k, bool target_float64 = true);
 
 }  // namespace lazygrad

@@ -2,6 +2,8 @@
 // multi-dimensional index; movement ops only transform that index (through a ShapeTracker), a
 // reduction opens loops of its own, and realized nodes are loads from their buffers.
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <unordered_set>
@@ -148,6 +150,9 @@ class Lowerer {
       case Ops::DETACH:
         return lower(u->src[0], idx);
       case Ops::REDUCE_AXIS: {
+        // Each call here is a new index for u (lower() memoizes equal ones): a second one means u
+        // would be computed twice.
+        if (++lowered_at_[u.get()] == 2) recomputed_.push_back(u);
         const auto& r = u->as<ReduceArg>();
         std::vector<UOpPtr> src_idx = idx, ranges;
         for (int64_t a : r.axes) {
@@ -186,26 +191,38 @@ class Lowerer {
   std::vector<VarBound> bounds_;
   std::vector<const UOp*> reads_;
   std::vector<const UOp*> vars_;
+  std::vector<UOpPtr> recomputed_;
   int64_t reduce_work_ = 1;
 
  private:
   const RealizedMap& realized_;
   const UOp* root_;
   std::map<std::pair<const UOp*, std::vector<UOpPtr>>, UOpPtr> memo_;
+  std::unordered_map<const UOp*, int> lowered_at_;  // REDUCE_AXIS -> how many indices it was lowered at
   int next_range_ = 0;
 };
 
+// Kernel names are C identifiers and part of the cache's file names: at most kMaxNameBytes, the rest
+// folded into a hash (a kernel with a hundred reductions would otherwise outgrow the file system's
+// 255-byte names).
+constexpr size_t kMaxNameBytes = 64;
+
 std::string kernel_name(const UOpPtr& root, const Shape& out_shape) {
-  // tinygrad's convention: E_ for elementwise, r_ for a reduction; then the loop sizes.
+  // tinygrad's convention: E_ for elementwise, r_ for a reduction; then the loop sizes (of the
+  // reductions not inside another, in the order a depth-first walk meets them; each node once).
   std::vector<int64_t> reduce_sizes;
-  std::function<void(const UOpPtr&)> find = [&](const UOpPtr& u) {
+  std::unordered_set<const UOp*> seen;
+  std::vector<const UOp*> stack{root.get()};
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second) continue;
     if (u->op == Ops::REDUCE) {
       for (size_t i = 1; i < u->src.size(); i++) reduce_sizes.push_back(u->src[i]->src[0]->const_int());
-      return;
+      continue;
     }
-    for (const auto& s : u->src) find(s);
-  };
-  find(root);
+    for (size_t i = u->src.size(); i-- > 0;) stack.push_back(u->src[i].get());
+  }
   std::string name = reduce_sizes.empty() ? "E" : "r";
   bool any = false;
   for (int64_t s : out_shape)
@@ -215,7 +232,11 @@ std::string kernel_name(const UOpPtr& root, const Shape& out_shape) {
     }
   if (!any && reduce_sizes.empty()) name += "_1";
   for (int64_t s : reduce_sizes) name += "_" + std::to_string(s);
-  return name;
+  if (name.size() <= kMaxNameBytes) return name;
+  char hash[24];
+  std::snprintf(hash, sizeof hash, "_h%016llx",
+                static_cast<unsigned long long>(std::hash<std::string>{}(name)));
+  return name.substr(0, kMaxNameBytes - std::strlen(hash)) + hash;
 }
 
 }  // namespace
@@ -271,6 +292,7 @@ Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, cons
   k.reads = L.reads_;
   for (const UOp* v : L.vars_) k.vars.push_back(v->as<std::shared_ptr<VariableState>>());
   k.var_bounds = L.bounds_;
+  k.recomputed = L.recomputed_;
   return k;
 }
 

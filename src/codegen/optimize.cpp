@@ -79,6 +79,9 @@ class Substitute {
       }
       body = terms[0];
     }
+    // Over no loop at all (its axes had one element each, or were all unrolled): the body is the
+    // value. A REDUCE without ranges would be a reduction the linearizer cannot place.
+    if (ranges.empty()) return body;
     std::vector<UOpPtr> src{body};
     src.insert(src.end(), ranges.begin(), ranges.end());
     return make_uop(Ops::REDUCE, u->dtype, std::move(src), u->arg);
@@ -353,7 +356,8 @@ std::vector<size_t> row_axes(const KernelAxes& ax) {
 std::vector<Opt> required_opts(const Kernel& k) {
   KernelAxes ax = kernel_axes(k);
   std::vector<Opt> opts;
-  for (size_t a : row_axes(ax)) opts.push_back({AxisKind::Loop, static_cast<int>(a), ax.sizes[a]});
+  for (size_t a : row_axes(ax))  // an empty axis has no loop to make (the kernel never runs)
+    if (ax.sizes[a] > 1) opts.push_back({AxisKind::Loop, static_cast<int>(a), ax.sizes[a]});
   return opts;
 }
 

@@ -26,25 +26,35 @@ namespace lazygrad {
 namespace {
 
 // Kernels seen in this process, by their lowered graph (equal graphs are one node), whether they
-// were optimized, and for BEAM its width and the thread count, as its disk cache is keyed (NOOPT,
-// BEAM and THREADS can change at run time).
-using CacheKey = std::tuple<const UOp*, bool, int, int>;
+// were optimized, for BEAM its width and the thread count, as its disk cache is keyed (NOOPT, BEAM
+// and THREADS can change at run time), and the opts chooser's key (0: none).
+using CacheKey = std::tuple<const UOp*, bool, int, int, int64_t>;
 std::map<CacheKey, std::shared_ptr<Compiled>>& compiled_cache() {
   static std::map<CacheKey, std::shared_ptr<Compiled>> cache;
   return cache;
 }
 std::mutex cache_mu;
 
+struct Chooser {
+  OptsChooser fn;
+  int64_t key = 0;
+};
+Chooser& chooser() {
+  static Chooser c;
+  return c;
+}
+
 std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& kernels) {
   std::vector<std::shared_ptr<Compiled>> out(kernels.size()), todo;
   std::unordered_map<const UOp*, std::shared_ptr<Compiled>> fresh;
   bool noopt = settings().noopt;
   int beam = noopt ? 0 : settings().beam, beam_threads = beam > 0 ? settings().threads : 0;
+  const Chooser& choose = chooser();
   for (size_t i = 0; i < kernels.size(); i++) {
     const Kernel& k = kernels[i];
     {
       std::lock_guard<std::mutex> lock(cache_mu);
-      if (auto it = compiled_cache().find({k.sink.get(), noopt, beam, beam_threads});
+      if (auto it = compiled_cache().find({k.sink.get(), noopt, beam, beam_threads, choose.key});
           it != compiled_cache().end()) {
         out[i] = it->second;
         continue;
@@ -54,13 +64,23 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
       out[i] = it->second;
       continue;
     }
-    std::vector<Opt> opts = noopt ? required_opts(k) : beam > 0 ? beam_opts(k, beam) : default_opts(k);
+    if (k.global_size == 0) {  // an empty tensor: nothing runs (run_item), so nothing to compile
+      auto c = std::make_shared<Compiled>();
+      c->sink = k.sink;
+      c->name = k.name;
+      out[i] = c;
+      continue;
+    }
+    std::vector<Opt> opts = choose.fn  ? choose.fn(k)
+                            : noopt    ? required_opts(k)
+                            : beam > 0 ? beam_opts(k, beam)
+                                       : default_opts(k);
     fresh[k.sink.get()] = out[i] = render_kernel(k, opts);
     todo.push_back(out[i]);
   }
   compile_programs(todo);
   std::lock_guard<std::mutex> lock(cache_mu);
-  for (auto& [k, c] : fresh) compiled_cache()[{k, noopt, beam, beam_threads}] = c;
+  for (auto& [k, c] : fresh) compiled_cache()[{k, noopt, beam, beam_threads, choose.key}] = c;
   return out;
 }
 
@@ -102,6 +122,11 @@ void compile_programs(std::span<const std::shared_ptr<Compiled>> items, bool kee
   if (keep_going) return;
   for (const auto& c : items)
     if (!c->error.empty()) throw Error(c->error);
+}
+
+void set_opts_chooser(OptsChooser fn, int64_t key) {
+  std::lock_guard<std::mutex> lock(cache_mu);
+  chooser() = fn ? Chooser{std::move(fn), key} : Chooser{};
 }
 
 Capture*& capture_slot() {

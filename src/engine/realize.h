@@ -51,6 +51,13 @@ void check_var_bounds(const std::string& name, const std::vector<std::shared_ptr
 // callers check the Variable positions of all their items first (check_var_bounds).
 double run_item(const ExecItem& item);
 
+// For the compiler fuzzer and tests: while set, chooses the opts of every kernel compiled (instead
+// of NOOPT, BEAM or the defaults). `key` tells the kernels compiled under one chooser from those of
+// another (or of none) in the process's cache of compiled kernels. An empty chooser restores the
+// usual choice.
+using OptsChooser = std::function<std::vector<Opt>(const Kernel&)>;
+void set_opts_chooser(OptsChooser chooser, int64_t key);
+
 // What a Jit records while it captures: the launches, and host code to run again before each
 // replay (an optimizer advancing its step count and bias corrections).
 struct Capture {

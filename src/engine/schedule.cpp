@@ -310,6 +310,14 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets) {
         staged |= realize.emplace(u->src[1].get(), u->src[1]).second;
         debug_log(3, "schedule: assign reads its target at other indices; its value gets a buffer first");
       }
+    // A reduction a kernel would compute at two indices per output (see Kernel::recomputed).
+    for (const auto& [u, k] : kernels)
+      for (const auto& r : k.recomputed)
+        if (realize.emplace(r.get(), r).second) {
+          staged = true;
+          debug_log(3, "schedule: REDUCE " + shape_str(r->shape) + " gets its own kernel (" + k.name +
+                           " would compute it at two indices)");
+        }
     if (!staged) break;
     while (split_reductions(realize)) {
     }

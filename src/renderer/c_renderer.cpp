@@ -1,6 +1,6 @@
-// The C renderer: one statement per linear IR step. Half-precision values live in float registers
-// and are converted only when loaded and stored; integer // and % round toward -inf like Python's,
-// and a zero divisor sets the kernel's error flag instead of trapping.
+// The C renderer: one statement per linear IR step. Half-precision values live in float registers,
+// rounded to their dtype after every op as PyTorch rounds them; integer // and % round toward -inf like
+// Python's, and a zero divisor sets the kernel's error flag instead of trapping.
 #include "renderer/c_renderer.h"
 
 #include <algorithm>
@@ -274,12 +274,12 @@ class CRenderer {
       case Step::Close:
         return ind + "}\n";
       case Step::AccInit: {
-        if (!lin_.vector_acc(u)) return ind + acc_type(u) + " " + name(u) + " = " + identity(u) + ";\n";
+        if (!lin_.vector_acc(u)) return ind + acc_type(u) + " " + acc_name(u) + " = " + identity(u) + ";\n";
         if (u->as<ReduceArg>().op == Ops::ADD && is_float(u->dtype)) fma_ = true;
         return ind + vtype(u->dtype) + " " + acc_name(u) + " = " + lanes_of(identity(u)) + ";\n";
       }
       case Step::AccUpdate: {
-        std::string acc = lin_.vector_acc(u) ? acc_name(u) : name(u), v = name(u->src[0]);
+        std::string acc = acc_name(u), v = name(u->src[0]);
         // A vector bool accumulator holds 0/1 bytes; its operand may be a mask.
         if (lin_.vector_acc(u) && u->dtype == kBool) v = as_bytes(u->src[0]);
         Ops op = u->as<ReduceArg>().op;
@@ -293,7 +293,14 @@ class CRenderer {
         }
         return ind + acc + " |= " + v + ";\n";  // max of 0/1 bytes
       }
-      case Step::AccFinish: {  // the lanes of a vector accumulator, combined in a balanced tree
+      case Step::AccFinish: {
+        // A scalar accumulator of a wider type: the value is the accumulator rounded to the dtype.
+        if (!lin_.vector_acc(u)) {
+          std::string v = "(" + compute_type(u->dtype) + ")" + acc_name(u);
+          if (u->dtype == kFloat16 || u->dtype == kBFloat16) v = round_16(u->dtype, v);
+          return ind + compute_type(u->dtype) + " " + name(u) + " = " + v + ";\n";
+        }
+        // A vector accumulator: its lanes, combined in a balanced tree.
         Ops op = u->as<ReduceArg>().op;
         if (op == Ops::ADD && u->dtype != kBool && (lanes() & (lanes() - 1)) == 0) return halving_sum(u, ind);
         std::vector<std::string> terms;
@@ -597,13 +604,10 @@ class CRenderer {
   }
 
   // An operand of a vector op: a vector as it is; a scalar in the lanes' element type, since a
-  // scalar broadcasts only without narrowing (a _Bool as int8_t, a float sum's double accumulator
-  // as float).
+  // scalar broadcasts only without narrowing (a _Bool as int8_t).
   std::string scalar_operand(const UOpPtr& x) {
     if (vec(x)) return name(x);
     if (x->dtype == kBool) return "(int8_t)" + name(x);
-    if (x->op == Ops::REDUCE && acc_type(x) != compute_type(x->dtype))
-      return "(" + compute_type(x->dtype) + ")" + name(x);
     return name(x);
   }
 
@@ -651,7 +655,8 @@ class CRenderer {
     }
     return out + ind + compute_type(u->dtype) + " " + name(u) + " = " + h + "[0];\n";
   }
-  std::string acc_name(const UOpPtr& red) { return name(red) + (vec(red) ? "" : "v"); }
+  // The accumulator's variable: the reduction's own name, unless AccFinish makes the value from it.
+  std::string acc_name(const UOpPtr& red) { return name(red) + (lin_.acc_apart(red) ? "v" : ""); }
   std::string lanes_of(const std::string& v) {
     std::string out = "{";
     for (int64_t l = 0; l < lanes(); l++) out += (l ? ", " : "") + v;
@@ -678,12 +683,8 @@ class CRenderer {
     return vector_type(t, elem, lane_bytes(dt));
   }
 
-  // float32 sums accumulate in double: a long float32 running sum loses digits PyTorch's pairwise
-  // summation keeps.
-  std::string acc_type(const UOpPtr& red) {
-    bool f32_sum = red->as<ReduceArg>().op == Ops::ADD && is_float(red->dtype) && red->dtype != kFloat64;
-    return f32_sum ? "double" : compute_type(red->dtype);
-  }
+  // The accumulator's C type, by the one rule (codegen/linearize.h).
+  std::string acc_type(const UOpPtr& red) { return compute_type(lin_.acc_dtype(red)); }
 
   std::string identity(const UOpPtr& red) {
     DType dt = red->dtype;
@@ -713,7 +714,22 @@ class CRenderer {
     return std::string("lg_") + helper + "_" + t + "(" + x + ", " + y + ", &err)";
   }
 
+  // A float16 or bfloat16 result, computed in float, rounded to its dtype after every op, as
+  // PyTorch rounds after each: the value a kernel computes and compares is then the value it
+  // stores (a fused argmin of x / y compared unrounded quotients with the rounded minimum it had
+  // stored, and matched none). Selections (max, where) and loads are already exact.
   std::string expr(const UOpPtr& u) {
+    std::string e = unrounded_expr(u);
+    bool sixteen = u->dtype == kFloat16 || u->dtype == kBFloat16;
+    if (!sixteen || u->op == Ops::LOAD || u->op == Ops::WHERE || u->op == Ops::MAX || u->op == Ops::CAST)
+      return e;
+    return round_16(u->dtype, e);
+  }
+  static std::string round_16(DType dt, const std::string& e) {
+    return dt == kFloat16 ? "lg_h2f(lg_f2h(" + e + "))" : "lg_bf2f(lg_f2bf(" + e + "))";
+  }
+
+  std::string unrounded_expr(const UOpPtr& u) {
     auto s = [&](size_t i) { return ref(u->src[i]); };
     bool f32 = is_float(u->dtype) && u->dtype != kFloat64;
     std::string fs = f32 ? "f" : "";
@@ -747,11 +763,8 @@ class CRenderer {
       case Ops::RECIPROCAL:
         return (f32 ? "1.0f / " : "1.0 / ") + s(0);
       case Ops::CAST: {
-        DType from = u->src[0]->dtype, to = u->dtype;
-        // A 16-bit float chain is computed in float and rounded where it ends: here, or at a store.
-        std::string x = s(0);
-        if (from == kFloat16) x = "lg_h2f(lg_f2h(" + x + "))";
-        if (from == kBFloat16) x = "lg_bf2f(lg_f2bf(" + x + "))";
+        DType to = u->dtype;
+        std::string x = s(0);  // a 16-bit float source already holds a value of its dtype (expr)
         if (to == kBool) return x + " != 0";
         std::string v = "(" + compute_type(to) + ")" + x;
         if (to == kFloat16) return "lg_h2f(lg_f2h(" + v + "))";  // round to what float16 can hold

@@ -142,6 +142,12 @@ void require_same_dtype(const char* op, const Tensor& a, const Tensor& b, const 
 Tensor convolution(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
                    const Shape& stride, const std::vector<int64_t>& pads, const Shape& dilation,
                    int64_t groups) {
+  if (is_half(x.dtype())) {  // products summed in float32, the result rounded once
+    std::optional<Tensor> b32;
+    if (bias && bias->defined()) b32 = bias->to(kFloat32);
+    return convolution(x.to(kFloat32), weight.to(kFloat32), b32, stride, pads, dilation, groups)
+        .to(x.dtype());
+  }
   size_t nd = stride.size();
   Shape kernel = spatial_shape(weight, nd);
   int64_t n = x.shape()[0], c_in = x.shape()[1], c_out = weight.shape()[0];

@@ -121,6 +121,7 @@ Tensor Tensor::div(const Tensor& o) const {
 Tensor Tensor::floor_divide(const Tensor& o) const {
   check_broadcast(*this, o, "floor_divide");
   DType dt = result_type(*this, o);
+  if (is_half(dt)) return to(kFloat32).floor_divide(o.to(kFloat32)).to(dt);
   if (is_float(dt)) return to(dt).div(o.to(dt)).floor();
   require(dt != kBool, "floor_divide: not supported for bool tensors");
   return binary(Ops::IDIV, *this, o, "floor_divide");
@@ -128,6 +129,7 @@ Tensor Tensor::floor_divide(const Tensor& o) const {
 Tensor Tensor::remainder(const Tensor& o) const {
   check_broadcast(*this, o, "remainder");
   DType dt = result_type(*this, o);
+  if (is_half(dt)) return to(kFloat32).remainder(o.to(kFloat32)).to(dt);
   if (is_float(dt)) {
     Tensor a = to(dt), b = o.to(dt);
     return a - a.div(b).floor() * b;
@@ -255,9 +257,12 @@ Tensor Tensor::trunc() const {
   if (!is_float(dtype())) return same_values(*this);
   // Values this large are integers already (and inf and NaN stay as they are); below it a round
   // trip through int64 truncates. No gradient flows through either branch: it is 0, as in PyTorch.
+  // A zero result keeps x's sign (trunc(-0.3) is -0.0, and so are floor and ceil built on it):
+  // x * 0 is that signed zero.
   double big = dtype() == kFloat64 ? 4503599627370496.0 : 8388608.0;
   Tensor i = to(kInt64).to(dtype());
-  return lazygrad::where(abs().lt(big), i, detach());
+  Tensor x = detach();
+  return lazygrad::where(abs().lt(big), lazygrad::where(i.eq(0), x * 0, i), x);
 }
 Tensor Tensor::floor() const {
   if (!is_float(dtype())) return same_values(*this);
@@ -278,6 +283,7 @@ Tensor Tensor::pow(const Tensor& e) const {
     Tensor r = to(kFloat64).pow(e.to(kFloat64));
     return lazygrad::where(r.lt(0), r - 0.5, r + 0.5).to(dt);
   }
+  if (is_half(dt)) return to(kFloat32).pow(e.to(kFloat32)).to(dt);
   Tensor x = to(dt), y = e.to(dt);
   Tensor mag = (y * x.abs().log2()).exp2();
   // Negative bases: integer exponents give a sign, others NaN (as C's pow does).
@@ -285,12 +291,14 @@ Tensor Tensor::pow(const Tensor& e) const {
   Tensor y_odd = y_int.logical_and((y - (y * 0.5).trunc() * 2).abs().eq(1));
   Tensor neg_result = lazygrad::where(y_int, lazygrad::where(y_odd, mag.neg(), mag), std::nan(""));
   Tensor r = lazygrad::where(x.lt(0), neg_result, mag);
-  // x**0 and (+-1)**y are 1 whatever the other operand is (C's pow agrees). exp2(y * log2|x|) gives
-  // that already, with PyTorch's gradients, except where the product is 0 * inf or NaN: only there
-  // is the 1 put in as a constant.
+  // x**0 and (+-1)**y are 1 whatever the other operand is (C's pow agrees, but for (-1)**NaN). exp2(y *
+  // log2|x|) gives that already, with PyTorch's gradients, except where the product is 0 * inf or NaN: only
+  // there is the 1 put in as a constant.
   Tensor l = x.abs().log2();
   auto not_finite = [](const Tensor& t) { return (t - t).ne(0); };
-  Tensor special = y.eq(0).logical_and(not_finite(l)).logical_or(l.eq(0).logical_and(not_finite(y)));
+  // (-1)**NaN stays NaN (C's pow: only 1**NaN is 1), (-1)**inf is 1.
+  Tensor unit = l.eq(0).logical_and(not_finite(y)).logical_and(x.eq(1).logical_or(y.eq(y)));
+  Tensor special = y.eq(0).logical_and(not_finite(l)).logical_or(unit);
   return lazygrad::where(special, scalar_tensor(1, dt), r);
 }
 Tensor Tensor::pow(Scalar e) const {

@@ -58,6 +58,8 @@ Tensor Tensor::matmul(const Tensor& other) const {
   require(dim() >= 1 && other.dim() >= 1, "matmul: both arguments need to be at least 1-D, got shapes " +
                                               shape_str(shape()) + " and " + shape_str(other.shape()));
   require_same_dtype("matmul", *this, other);
+  if (is_half(dtype()))
+    return to(kFloat32).matmul(other.to(kFloat32)).to(dtype());  // products summed in float32
   if (dim() == 1 && other.dim() == 1) return dot(other);
   // A 1-D left operand is a row [1, k], a 1-D right operand a column [k, 1]; the extra axis goes again.
   Tensor a = dim() == 1 ? unsqueeze(0) : *this;
@@ -82,6 +84,7 @@ Tensor Tensor::dot(const Tensor& other) const {
   require(numel() == other.numel(), "dot: tensors of shapes " + shape_str(shape()) + " and " +
                                         shape_str(other.shape()) + " differ in size");
   require_same_dtype("dot", *this, other);
+  if (is_half(dtype())) return to(kFloat32).dot(other.to(kFloat32)).to(dtype());
   return sum_keeping_dtype(*this * other, 0);
 }
 

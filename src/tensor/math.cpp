@@ -95,7 +95,10 @@ Tensor bound(double v, DType dt) {
 
 // ---- math ----
 
-Tensor Tensor::rsqrt() const { return as_float(*this).sqrt().reciprocal(); }
+Tensor Tensor::rsqrt() const {
+  if (is_half(dtype())) return to(kFloat32).rsqrt().to(dtype());
+  return as_float(*this).sqrt().reciprocal();
+}
 
 Tensor Tensor::tan() const {
   // tan has period pi: x is reduced to r = x - k pi with pi in three parts (Cody-Waite), so that k pi
@@ -113,6 +116,7 @@ Tensor Tensor::tan() const {
 }
 
 Tensor Tensor::sigmoid() const {
+  if (is_half(dtype())) return to(kFloat32).sigmoid().to(dtype());
   // exp of -|x| only, so nothing overflows: 1 / (1 + e) for x >= 0, e / (1 + e) below.
   // -|x| is spelled with where so that its derivative at 0 is -1, not abs's 0.
   Tensor x = as_float(*this);
@@ -123,6 +127,7 @@ Tensor Tensor::sigmoid() const {
 }
 
 Tensor Tensor::tanh() const {
+  if (is_half(dtype())) return to(kFloat32).tanh().to(dtype());
   // tanh(|x|) = -m / (2 + m) with m = expm1(-2|x|): no overflow, and full relative accuracy near 0
   // where (1 - e) / (1 + e) would cancel.
   Tensor x = as_float(*this);
@@ -133,6 +138,7 @@ Tensor Tensor::tanh() const {
 }
 
 Tensor Tensor::expm1() const {
+  if (is_half(dtype())) return to(kFloat32).expm1().to(dtype());
   // Near 0, Kahan's trick: with u = exp(x) rounded, (u - 1) * x / log(u) is exact to a few ulp,
   // because log(u) carries the same rounding as u. Away from 0, exp(x) - 1 loses nothing (and its
   // gradient, exp(x), is PyTorch's, overflow to inf included).
@@ -146,6 +152,7 @@ Tensor Tensor::expm1() const {
 }
 
 Tensor Tensor::log1p() const {
+  if (is_half(dtype())) return to(kFloat32).log1p().to(dtype());
   // Near 0, Goldberg's trick: with u = 1 + x rounded, log(u) * x / (u - 1) corrects for the
   // rounding of u. Away from 0, log(1 + x) loses nothing.
   Tensor x = as_float(*this);
@@ -158,6 +165,7 @@ Tensor Tensor::log1p() const {
 }
 
 Tensor Tensor::erf() const {
+  if (is_half(dtype())) return to(kFloat32).erf().to(dtype());
   Tensor x = as_float(*this);
   ErfParts p = erf_parts(x);
   Tensor big = 1 - p.tail;
@@ -165,6 +173,7 @@ Tensor Tensor::erf() const {
 }
 
 Tensor Tensor::erfc() const {
+  if (is_half(dtype())) return to(kFloat32).erfc().to(dtype());
   Tensor x = as_float(*this);
   ErfParts p = erf_parts(x);
   return lazygrad::where(p.below_one, 1 - p.small, lazygrad::where(p.negative, 2 - p.tail, p.tail));
@@ -239,6 +248,7 @@ Tensor Tensor::lerp(const Tensor& end, Scalar weight) const {
   require(end.dtype() == dtype(), "lerp: expected dtype " + std::string(dtype_name(dtype())) + " for `end` but got dtype " +
                                       std::string(dtype_name(end.dtype())));
   require_broadcastable(shape(), end.shape(), "lerp");
+  if (is_half(dtype())) return to(kFloat32).lerp(end.to(kFloat32), weight).to(dtype());
   // PyTorch's two forms, each exact at its end: start + w (end - start) for |w| < 0.5, else
   // end + (end - start)(w - 1).
   double w = weight.to_double();
@@ -255,6 +265,7 @@ Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const {
   require_broadcastable(shape(), end.shape(), "lerp");
   require_broadcastable(shape(), weight.shape(), "lerp");
   require_broadcastable(end.shape(), weight.shape(), "lerp");
+  if (is_half(dtype())) return to(kFloat32).lerp(end.to(kFloat32), weight.to(kFloat32)).to(dtype());
   // The two forms as one: from (start, w) or from (end, w - 1), so that no product of a masked-out
   // branch (0 * an infinite end - start) reaches the gradient.
   Tensor small = weight.abs().lt(0.5);
@@ -309,6 +320,7 @@ Tensor Tensor::leaky_relu(double negative_slope) const {
 }
 
 Tensor Tensor::elu(double alpha) const {
+  if (is_half(dtype())) return to(kFloat32).elu(alpha).to(dtype());
   require_float(*this, "elu");
   // x <= 0 takes alpha * expm1(x) (gradient alpha at 0, like PyTorch); expm1 sees only x <= 0.
   Tensor negative = le(0);
@@ -317,6 +329,7 @@ Tensor Tensor::elu(double alpha) const {
 }
 
 Tensor Tensor::selu() const {
+  if (is_half(dtype())) return to(kFloat32).selu().to(dtype());
   require_float(*this, "selu");
   constexpr double alpha = 1.6732632423543772848170429916717, scale = 1.0507009873554804934193349852946;
   Tensor negative = le(0);
@@ -325,6 +338,7 @@ Tensor Tensor::selu() const {
 }
 
 Tensor Tensor::gelu(const std::string& approximate) const {
+  if (is_half(dtype())) return to(kFloat32).gelu(approximate).to(dtype());
   require_float(*this, "gelu");
   require(approximate == "none" || approximate == "tanh",
           "gelu: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
@@ -338,11 +352,13 @@ Tensor Tensor::gelu(const std::string& approximate) const {
 }
 
 Tensor Tensor::silu() const {
+  if (is_half(dtype())) return to(kFloat32).silu().to(dtype());
   require_float(*this, "silu");
   return *this * sigmoid();
 }
 
 Tensor Tensor::softplus(double beta, double threshold) const {
+  if (is_half(dtype())) return to(kFloat32).softplus(beta, threshold).to(dtype());
   require_float(*this, "softplus");
   // log1p(exp(beta x)) / beta, and x itself once beta x > threshold (PyTorch's cut-off); the
   // exp sees only the inputs at or below it.
@@ -353,16 +369,19 @@ Tensor Tensor::softplus(double beta, double threshold) const {
 }
 
 Tensor Tensor::mish() const {
+  if (is_half(dtype())) return to(kFloat32).mish().to(dtype());
   require_float(*this, "mish");
   return *this * softplus().tanh();
 }
 
 Tensor Tensor::softsign() const {
+  if (is_half(dtype())) return to(kFloat32).softsign().to(dtype());
   require(dtype() != kBool, "softsign: bool inputs are not supported");
   return *this / (abs() + 1);
 }
 
 Tensor Tensor::hardswish() const {
+  if (is_half(dtype())) return to(kFloat32).hardswish().to(dtype());
   require_float(*this, "hardswish");
   // PyTorch's gradient: 0 below -3, x / 3 + 0.5 on [-3, 3] (both ends included), 1 above. Below
   // -3 the value is x * 0: -0.0 for finite x and NaN at -inf, as x * relu6(x + 3) / 6 gives.
@@ -372,6 +391,7 @@ Tensor Tensor::hardswish() const {
 }
 
 Tensor Tensor::hardsigmoid() const {
+  if (is_half(dtype())) return to(kFloat32).hardsigmoid().to(dtype());
   require_float(*this, "hardsigmoid");
   // PyTorch's gradient is 1/6 strictly inside (-3, 3) and 0 elsewhere, NaN included: x * 0 gives
   // NaN its NaN value with a zero gradient.

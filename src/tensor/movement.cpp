@@ -166,9 +166,10 @@ Tensor Tensor::pad(const std::vector<int64_t>& padding, Scalar value) const {
   for (int64_t i = 0; i < dim(); i++) s[i] += grow[2 * i] + grow[2 * i + 1];
   Tensor padded = make_view(x, Ops::PAD, grow, s);
   if (value.to_double() == 0 && !(value.is_float() && std::signbit(value.to_double()))) return padded;
-  // A non-zero fill: a padded mask of ones says where the data is.
+  // A non-zero fill: a padded mask of ones says where the data is. The fill takes the tensor's dtype
+  // (F.pad of a bool tensor with 1 stays bool), as PyTorch converts it.
   Tensor mask = make_view(Tensor::ones(x.shape(), kBool), Ops::PAD, grow, s);
-  return lazygrad::where(mask, padded, value);
+  return lazygrad::where(mask, padded, scalar_tensor(value, dtype()));
 }
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,

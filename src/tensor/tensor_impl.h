@@ -69,5 +69,9 @@ std::vector<int64_t> normalize_axes(const Axes& axes, int64_t ndim, const char* 
 Tensor scalar_tensor(Scalar v, DType dtype);  // a 0-d constant
 DType scalar_result_type(const Tensor& t, Scalar s);
 void require(bool ok, const std::string& message);  // throws Error(message) when !ok
+// A 16-bit float. The IR rounds every op on one to its dtype, as PyTorch rounds each op; an op the
+// frontend composes of several (sigmoid, erf, pow, a matrix product) computes in float32 and
+// rounds its result once, as PyTorch computes such an op in float32 ("opmath").
+inline bool is_half(DType dt) { return dt == kFloat16 || dt == kBFloat16; }
 
 }  // namespace lazygrad

@@ -1,0 +1,500 @@
+// Each step as a call of lazygrad's public API, and the same call as C++ text (the reproducer). The
+// two switches list the ops in the same order: a step's text is exactly what build() ran.
+#include "calls.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+namespace lazygrad::fuzz {
+
+namespace {
+
+const char* const kNames[] = {
+    "input",
+    "neg",
+    "exp",
+    "log",
+    "exp2",
+    "log2",
+    "sqrt",
+    "sin",
+    "cos",
+    "reciprocal",
+    "relu",
+    "abs",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "sign",
+    "square",
+    "tanh",
+    "sigmoid",
+    "rsqrt",
+    "bitwise_not",
+    "logical_not",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "floor_divide",
+    "remainder",
+    "maximum",
+    "minimum",
+    "pow",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "logical_and",
+    "logical_or",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "where",
+    "to",
+    "sum",
+    "prod",
+    "max",
+    "min",
+    "mean",
+    "any",
+    "all",
+    "logsumexp",
+    "argmax",
+    "argmin",
+    "cumsum",
+    "cumprod",
+    "softmax",
+    "log_softmax",
+    "reshape",
+    "permute",
+    "expand",
+    "pad",
+    "slice",
+    "flip",
+    "cat",
+    "matmul",
+    "conv2d",
+    "contiguous",
+    "realize",
+};
+static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Op::COUNT_));
+
+std::string ints_text(const std::vector<int64_t>& v) {
+  std::string s = "{";
+  for (size_t k = 0; k < v.size(); k++) s += (k ? ", " : "") + std::to_string(v[k]);
+  return s + "}";
+}
+
+std::string axes_text(const std::vector<int64_t>& v) {
+  return v.empty() ? "Axes()" : "Axes(std::vector<int64_t>" + ints_text(v) + ")";
+}
+
+std::string double_text(double x) {
+  if (std::isnan(x)) return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(x))
+    return x > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string scalar_text(const Step& s) {
+  return s.scalar_is_int ? "Scalar(int64_t{" + std::to_string(static_cast<int64_t>(s.scalar)) + "})"
+                         : "Scalar(" + double_text(s.scalar) + ")";
+}
+Scalar scalar_of(const Step& s) {
+  return s.scalar_is_int ? Scalar(static_cast<int64_t>(s.scalar)) : Scalar(s.scalar);
+}
+
+const char* dtype_text(DType dt) {
+  switch (dt) {
+    case kBool:
+      return "kBool";
+    case kUInt8:
+      return "kUInt8";
+    case kInt8:
+      return "kInt8";
+    case kInt16:
+      return "kInt16";
+    case kUInt16:
+      return "kUInt16";
+    case kInt32:
+      return "kInt32";
+    case kUInt32:
+      return "kUInt32";
+    case kInt64:
+      return "kInt64";
+    case kUInt64:
+      return "kUInt64";
+    case kFloat16:
+      return "kFloat16";
+    case kBFloat16:
+      return "kBFloat16";
+    case kFloat32:
+      return "kFloat32";
+    case kFloat64:
+      return "kFloat64";
+  }
+  return "?";
+}
+
+// The C++ element type an Input's values are written as, and its from_vector.
+const char* element_text(DType dt) {
+  switch (dt) {
+    case kBool:
+      return "bool";
+    case kUInt8:
+      return "uint8_t";
+    case kInt8:
+      return "int8_t";
+    case kInt16:
+      return "int16_t";
+    case kInt32:
+      return "int32_t";
+    case kInt64:
+      return "int64_t";
+    case kFloat64:
+      return "double";
+    default:
+      return "float";  // float32, and the 16-bit floats (converted by a cast)
+  }
+}
+
+template <class T>
+Tensor from_values(const Step& s) {
+  std::vector<T> v;
+  for (double x : s.values) v.push_back(static_cast<T>(x));
+  return Tensor::from_vector<T>(v, s.shape);
+}
+
+Tensor input(const Step& s) {
+  switch (s.dtype) {
+    case kBool:
+      return from_values<bool>(s);
+    case kUInt8:
+      return from_values<uint8_t>(s);
+    case kInt8:
+      return from_values<int8_t>(s);
+    case kInt16:
+      return from_values<int16_t>(s);
+    case kInt32:
+      return from_values<int32_t>(s);
+    case kInt64:
+      return from_values<int64_t>(s);
+    case kFloat64:
+      return from_values<double>(s);
+    case kFloat32:
+      return from_values<float>(s);
+    default:
+      return from_values<float>(s).to(s.dtype).realize();
+  }
+}
+
+std::string input_text(const Step& s) {
+  std::string vals;
+  for (size_t k = 0; k < s.values.size(); k++) {
+    double x = s.values[k];
+    std::string t = is_float(s.dtype) ? double_text(x) : std::to_string(static_cast<int64_t>(x));
+    if (s.dtype == kFloat32 || s.dtype == kFloat16 || s.dtype == kBFloat16)
+      t = std::isfinite(x) ? t + "f" : "float(" + t + ")";
+    vals += (k ? ", " : "") + t;
+  }
+  std::string e = element_text(s.dtype);
+  std::string t = "Tensor::from_vector<" + e + ">({" + vals + "}, " + shape_text(s.shape) + ")";
+  if (s.dtype == kFloat16 || s.dtype == kBFloat16)
+    t += ".to(" + std::string(dtype_text(s.dtype)) + ").realize()";
+  return t;
+}
+
+}  // namespace
+
+const char* op_name(Op op) { return kNames[static_cast<int>(op)]; }
+
+std::string shape_text(const Shape& s) { return ints_text(s); }
+
+Tensor apply_step(const Step& s, const std::vector<Tensor>& v) {
+  auto in = [&](size_t k) -> const Tensor& { return v.at(s.in.at(k)); };
+  bool tensor_rhs = s.in.size() > 1;
+  switch (s.op) {
+    case Op::Input:
+      return input(s);
+    case Op::Neg:
+      return in(0).neg();
+    case Op::Exp:
+      return in(0).exp();
+    case Op::Log:
+      return in(0).log();
+    case Op::Exp2:
+      return in(0).exp2();
+    case Op::Log2:
+      return in(0).log2();
+    case Op::Sqrt:
+      return in(0).sqrt();
+    case Op::Sin:
+      return in(0).sin();
+    case Op::Cos:
+      return in(0).cos();
+    case Op::Reciprocal:
+      return in(0).reciprocal();
+    case Op::Relu:
+      return in(0).relu();
+    case Op::Abs:
+      return in(0).abs();
+    case Op::Floor:
+      return in(0).floor();
+    case Op::Ceil:
+      return in(0).ceil();
+    case Op::Trunc:
+      return in(0).trunc();
+    case Op::Round:
+      return in(0).round();
+    case Op::Sign:
+      return in(0).sign();
+    case Op::Square:
+      return in(0).square();
+    case Op::Tanh:
+      return in(0).tanh();
+    case Op::Sigmoid:
+      return in(0).sigmoid();
+    case Op::Rsqrt:
+      return in(0).rsqrt();
+    case Op::BitwiseNot:
+      return in(0).bitwise_not();
+    case Op::LogicalNot:
+      return in(0).logical_not();
+    case Op::Add:
+      return tensor_rhs ? in(0).add(in(1)) : in(0).add(scalar_of(s));
+    case Op::Sub:
+      return tensor_rhs ? in(0).sub(in(1)) : in(0).sub(scalar_of(s));
+    case Op::Mul:
+      return tensor_rhs ? in(0).mul(in(1)) : in(0).mul(scalar_of(s));
+    case Op::Div:
+      return tensor_rhs ? in(0).div(in(1)) : in(0).div(scalar_of(s));
+    case Op::FloorDivide:
+      return tensor_rhs ? in(0).floor_divide(in(1)) : in(0).floor_divide(scalar_of(s));
+    case Op::Remainder:
+      return tensor_rhs ? in(0).remainder(in(1)) : in(0).remainder(scalar_of(s));
+    case Op::Maximum:
+      return in(0).maximum(in(1));
+    case Op::Minimum:
+      return in(0).minimum(in(1));
+    case Op::Pow:
+      return tensor_rhs ? in(0).pow(in(1)) : in(0).pow(scalar_of(s));
+    case Op::BitwiseAnd:
+      return in(0).bitwise_and(in(1));
+    case Op::BitwiseOr:
+      return in(0).bitwise_or(in(1));
+    case Op::BitwiseXor:
+      return in(0).bitwise_xor(in(1));
+    case Op::LeftShift:
+      return in(0).bitwise_left_shift(in(1));
+    case Op::RightShift:
+      return in(0).bitwise_right_shift(in(1));
+    case Op::LogicalAnd:
+      return in(0).logical_and(in(1));
+    case Op::LogicalOr:
+      return in(0).logical_or(in(1));
+    case Op::Eq:
+      return tensor_rhs ? in(0).eq(in(1)) : in(0).eq(scalar_of(s));
+    case Op::Ne:
+      return tensor_rhs ? in(0).ne(in(1)) : in(0).ne(scalar_of(s));
+    case Op::Lt:
+      return tensor_rhs ? in(0).lt(in(1)) : in(0).lt(scalar_of(s));
+    case Op::Le:
+      return tensor_rhs ? in(0).le(in(1)) : in(0).le(scalar_of(s));
+    case Op::Gt:
+      return tensor_rhs ? in(0).gt(in(1)) : in(0).gt(scalar_of(s));
+    case Op::Ge:
+      return tensor_rhs ? in(0).ge(in(1)) : in(0).ge(scalar_of(s));
+    case Op::Where:
+      return where(in(0), in(1), in(2));
+    case Op::Cast:
+      return in(0).to(s.dtype);
+    case Op::Sum:
+      return in(0).sum(s.ints.empty() ? Axes() : Axes(s.ints), s.keepdim);
+    case Op::Prod:
+      return in(0).prod(s.ints.empty() ? Axes() : Axes(s.ints), s.keepdim);
+    case Op::Max:
+      return in(0).max(s.ints.empty() ? Axes() : Axes(s.ints), s.keepdim);
+    case Op::Min:
+      return in(0).min(s.ints.empty() ? Axes() : Axes(s.ints), s.keepdim);
+    case Op::Mean:
+      return in(0).mean(s.ints.empty() ? Axes() : Axes(s.ints), s.keepdim);
+    case Op::Any:
+      return in(0).any(s.ints.empty() ? Axes() : Axes(s.ints), s.keepdim);
+    case Op::All:
+      return in(0).all(s.ints.empty() ? Axes() : Axes(s.ints), s.keepdim);
+    case Op::Logsumexp:
+      return in(0).logsumexp(s.ints.empty() ? Axes() : Axes(s.ints), s.keepdim);
+    case Op::Argmax:
+      return in(0).argmax(s.ints.empty() ? std::nullopt : std::optional<int64_t>(s.ints[0]), s.keepdim);
+    case Op::Argmin:
+      return in(0).argmin(s.ints.empty() ? std::nullopt : std::optional<int64_t>(s.ints[0]), s.keepdim);
+    case Op::Cumsum:
+      return in(0).cumsum(s.ints[0]);
+    case Op::Cumprod:
+      return in(0).cumprod(s.ints[0]);
+    case Op::Softmax:
+      return in(0).softmax(s.ints[0]);
+    case Op::LogSoftmax:
+      return in(0).log_softmax(s.ints[0]);
+    case Op::Reshape:
+      return in(0).reshape(s.ints);
+    case Op::Permute:
+      return in(0).permute(s.ints);
+    case Op::Expand:
+      return in(0).expand(s.ints);
+    case Op::Pad:
+      return in(0).pad(s.ints, scalar_of(s));
+    case Op::Slice:
+      return in(0).slice(s.ints[0], s.ints[1], s.ints[2], s.ints[3]);
+    case Op::Flip:
+      return in(0).flip(Axes(s.ints));
+    case Op::Cat: {
+      std::vector<Tensor> parts;
+      for (int k : s.in) parts.push_back(v.at(k));
+      return Tensor::cat(parts, s.ints[0]);
+    }
+    case Op::Matmul:
+      return in(0).matmul(in(1));
+    case Op::Conv2d:
+      return in(0).conv2d(in(1), std::nullopt, s.ints[0], s.ints[1], s.ints[2], s.ints[3]);
+    case Op::Contiguous:
+      return in(0).contiguous();
+    case Op::Realize: {
+      Tensor t = in(0);
+      return t.realize();
+    }
+    case Op::COUNT_:
+      break;
+  }
+  throw Error("fuzz: unknown op");
+}
+
+std::string call_text(const Step& s) {
+  auto in = [&](size_t k) { return "v" + std::to_string(s.in.at(k)); };
+  bool tensor_rhs = s.in.size() > 1;
+  std::string m = std::string(".") + op_name(s.op) + "(";
+  std::string axes = s.ints.empty() ? "Axes()" : axes_text(s.ints);
+  std::string keep = s.keepdim ? "true" : "false";
+  switch (s.op) {
+    case Op::Input:
+      return input_text(s);
+    case Op::Neg:
+    case Op::Exp:
+    case Op::Log:
+    case Op::Exp2:
+    case Op::Log2:
+    case Op::Sqrt:
+    case Op::Sin:
+    case Op::Cos:
+    case Op::Reciprocal:
+    case Op::Relu:
+    case Op::Abs:
+    case Op::Floor:
+    case Op::Ceil:
+    case Op::Trunc:
+    case Op::Round:
+    case Op::Sign:
+    case Op::Square:
+    case Op::Tanh:
+    case Op::Sigmoid:
+    case Op::Rsqrt:
+    case Op::BitwiseNot:
+    case Op::LogicalNot:
+    case Op::Contiguous:
+      return in(0) + m + ")";
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Div:
+    case Op::FloorDivide:
+    case Op::Remainder:
+    case Op::Pow:
+    case Op::Eq:
+    case Op::Ne:
+    case Op::Lt:
+    case Op::Le:
+    case Op::Gt:
+    case Op::Ge:
+      return in(0) + m + (tensor_rhs ? in(1) : scalar_text(s)) + ")";
+    case Op::Maximum:
+    case Op::Minimum:
+    case Op::BitwiseAnd:
+    case Op::BitwiseOr:
+    case Op::BitwiseXor:
+    case Op::LeftShift:
+    case Op::RightShift:
+    case Op::LogicalAnd:
+    case Op::LogicalOr:
+    case Op::Matmul:
+      return in(0) + m + in(1) + ")";
+    case Op::Where:
+      return "where(" + in(0) + ", " + in(1) + ", " + in(2) + ")";
+    case Op::Cast:
+      return in(0) + ".to(" + dtype_text(s.dtype) + ")";
+    case Op::Sum:
+    case Op::Prod:
+    case Op::Max:
+    case Op::Min:
+    case Op::Mean:
+    case Op::Any:
+    case Op::All:
+    case Op::Logsumexp:
+      return in(0) + m + axes + ", " + keep + ")";
+    case Op::Argmax:
+    case Op::Argmin:
+      return in(0) + m + (s.ints.empty() ? "std::nullopt" : std::to_string(s.ints[0])) + ", " + keep + ")";
+    case Op::Cumsum:
+    case Op::Cumprod:
+    case Op::Softmax:
+    case Op::LogSoftmax:
+      return in(0) + m + std::to_string(s.ints[0]) + ")";
+    case Op::Reshape:
+    case Op::Permute:
+    case Op::Expand:
+      return in(0) + m + ints_text(s.ints) + ")";
+    case Op::Pad:
+      return in(0) + ".pad(" + ints_text(s.ints) + ", " + scalar_text(s) + ")";
+    case Op::Slice:
+      return in(0) + ".slice(" + std::to_string(s.ints[0]) + ", " + std::to_string(s.ints[1]) + ", " +
+             std::to_string(s.ints[2]) + ", " + std::to_string(s.ints[3]) + ")";
+    case Op::Flip:
+      return in(0) + ".flip(" + axes_text(s.ints) + ")";
+    case Op::Cat: {
+      std::string parts;
+      for (size_t k = 0; k < s.in.size(); k++) parts += (k ? ", " : "") + in(k);
+      return "Tensor::cat({" + parts + "}, " + std::to_string(s.ints[0]) + ")";
+    }
+    case Op::Conv2d:
+      return in(0) + ".conv2d(" + in(1) + ", std::nullopt, " + std::to_string(s.ints[0]) + ", " +
+             std::to_string(s.ints[1]) + ", " + std::to_string(s.ints[2]) + ", " + std::to_string(s.ints[3]) +
+             ")";
+    case Op::Realize:
+      return in(0);  // realized by the next statement (to_cpp)
+    case Op::COUNT_:
+      break;
+  }
+  return "?";
+}
+
+std::string to_cpp(const Program& p) {
+  std::ostringstream os;
+  for (size_t k = 0; k < p.steps.size(); k++) {
+    os << "  Tensor v" << k << " = " << call_text(p.steps[k]) << ";\n";
+    if (p.steps[k].op == Op::Realize) os << "  v" << k << ".realize();\n";
+  }
+  return os.str();
+}
+
+}  // namespace lazygrad::fuzz

@@ -1,0 +1,116 @@
+// fuzz_compiler: lazygrad's compiler checked against a reference on random programs.
+//
+//   fuzz_compiler --seeds 0:60 --max-compiles 500   the fixed range `make test` runs
+//   fuzz_compiler --seconds 900 [--start S]         as long as it takes (make fuzz-compiler)
+//
+// Each program runs in every mode (fuzz.h); a failure prints what differed and the smallest
+// program still failing as C++. Exit status 1 when anything failed.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "fuzz.h"
+#include "generate.h"
+
+using namespace lazygrad;
+using namespace lazygrad::fuzz;
+
+namespace {
+
+[[noreturn]] void usage() {
+  std::cerr
+      << "usage: fuzz_compiler [--seeds A:B | --seconds N [--start S]] [--max-compiles N] [--samples K]\n"
+         "                     [--no-minimize] [--verbose]\n";
+  std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t start = 0, end = 0;
+  double seconds = 0;
+  int64_t max_compiles = -1;
+  int samples = 2;
+  bool do_minimize = true, verbose = false;
+  for (int a = 1; a < argc; a++) {
+    std::string arg = argv[a];
+    auto next = [&]() -> std::string {
+      if (a + 1 >= argc) usage();
+      return argv[++a];
+    };
+    if (arg == "--seeds") {
+      std::string v = next();
+      size_t colon = v.find(':');
+      if (colon == std::string::npos) usage();
+      start = std::stoull(v.substr(0, colon));
+      end = std::stoull(v.substr(colon + 1));
+    } else if (arg == "--seconds") {
+      seconds = std::stod(next());
+    } else if (arg == "--start") {
+      start = std::stoull(next());
+    } else if (arg == "--max-compiles") {
+      max_compiles = std::stoll(next());
+    } else if (arg == "--samples") {
+      samples = std::stoi(next());
+    } else if (arg == "--no-minimize") {
+      do_minimize = false;
+    } else if (arg == "--verbose") {
+      verbose = true;
+    } else {
+      usage();
+    }
+  }
+  if (!seconds && end <= start) usage();
+  set_flush_denormals(false);  // the reference keeps subnormals, as PyTorch does
+  auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  int64_t kernels0 = GlobalCounters::kernel_count, compiles0 = GlobalCounters::compile_count;
+  int graphs = 0, failures = 0, unsupported = 0;
+  std::map<std::string, int> refused;  // lazygrad's refusals while building, by message
+  std::string stopped = seconds ? "the time budget" : "the end of the seed range";
+  uint64_t seed = start;
+  for (;; seed++) {
+    if (seconds ? elapsed() >= seconds : seed >= end) break;
+    if (max_compiles >= 0 && GlobalCounters::compile_count - compiles0 >= max_compiles) {
+      stopped = "the budget of " + std::to_string(max_compiles) + " kernel compiles";
+      break;
+    }
+    Program p = generate(seed);
+    std::vector<RefTensor> ref = interpret(p);
+    graphs++;
+    if (verbose) std::cout << "seed " << seed << ": " << p.steps.size() << " steps\n" << std::flush;
+    for (const Mode& m : modes_for(seed, samples)) {
+      Outcome got = run_lazygrad(p, m);
+      if (got.unsupported) {
+        unsupported++;
+        refused[got.error.substr(0, 160)]++;
+        break;
+      }
+      auto mm = compare(p, ref, got);
+      if (!mm) continue;
+      failures++;
+      std::cout << "FAIL seed " << seed << ", mode " << m.name << ": " << mm->what << "\n";
+      Program small = do_minimize ? minimize(p, m) : p;
+      auto again = check(small, m);
+      std::cout << report(small, m, again ? *again : *mm) << std::flush;
+      break;  // one report per program
+    }
+  }
+  std::printf(
+      "fuzz_compiler: %d graphs (seeds %llu..%llu) x %zu modes, %lld kernels run, %lld compiled, %.1f s: %d "
+      "failing "
+      "(stopped at %s)\n",
+      graphs, static_cast<unsigned long long>(start), static_cast<unsigned long long>(seed ? seed - 1 : 0),
+      modes_for(0, samples).size(), static_cast<long long>(GlobalCounters::kernel_count - kernels0),
+      static_cast<long long>(GlobalCounters::compile_count - compiles0), elapsed(), failures,
+      stopped.c_str());
+  if (unsupported) {
+    std::printf("  %d graphs used a case lazygrad refuses while building (not counted as failures):\n",
+                unsupported);
+    for (const auto& [msg, n] : refused) std::printf("    %3d x %s\n", n, msg.c_str());
+  }
+  return failures ? 1 : 0;
+}
