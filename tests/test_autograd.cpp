@@ -111,7 +111,9 @@ TEST(Autograd, BackwardIsLazyAndFusesWithTheUpdate) {
     w.assign(w - w.grad() * 0.01);
   }
   realize({loss, w});
-  EXPECT_LE(GlobalCounters::kernel_count, 3);
+  // w.grad is still held and reads w: it is computed too, before the update writes w in place.
+  EXPECT_LE(GlobalCounters::kernel_count, 4);
+  expect_near(w.grad().to_vector<float>(), {28, 28, 56, 56}, 1e-4f);
   // loss = (1 + 2 + 6 + 8 - 3)^2 = 196; dloss/dw = 2 * 14 * x = 28 * x
   EXPECT_FLOAT_EQ(loss.item<float>(), 196.0f);
   expect_near(w.to_vector<float>(), {1 - 0.28f, 2 - 0.28f, 3 - 0.56f, 4 - 0.56f}, 1e-5f);
@@ -203,4 +205,51 @@ TEST(Autograd, ReshapesOfLeavesKeepTheLeafInTheGraph) {
   expect_near(g.to_vector<float>(), {0, 1, 2, 3, 4, 5});
   Tensor s = Tensor::full({}, 3.0f).requires_grad(true);  // a 0-d leaf
   expect_near((s.unsqueeze(0) * 2).sum().gradient({s})[0].to_vector<float>(), {2});
+}
+
+// An in-place update of a leaf between its forward pass and backward() (issue 13: w.grad was left
+// undefined with no error). With gradients recorded PyTorch refuses the update itself; under NoGrad
+// the gradient is the leaf's, where the forward pass read it, and a gradient that needs the value
+// the update overwrote is refused, as PyTorch refuses it.
+TEST(Autograd, InPlaceUpdateOfALeafBetweenForwardAndBackward) {
+  Tensor w = leaf({1, 2, 3}, {3});
+  Tensor x = Tensor::from_vector(std::vector<float>{4, 5, 6}, {3});
+  Tensor y = (w * x).sum();
+  try {
+    w += 1;
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("leaf"), std::string::npos) << e.what();
+  }
+  {  // lazily updated: the forward graph still reads w's old node
+    NoGrad guard;
+    w += 1;
+  }
+  y.backward();
+  ASSERT_TRUE(w.grad().defined());
+  expect_near(w.grad().to_vector<float>(), {4, 5, 6}, 0);
+  expect_near(w.to_vector<float>(), {2, 3, 4}, 0);
+  w.zero_grad();
+  // Realized in place in between, and the gradient needs w's old value: refused.
+  Tensor z = (w * w).sum();
+  {
+    NoGrad guard;
+    w.assign(w * 10).realize();
+  }
+  EXPECT_EQ(z.item<float>(), 4 + 9 + 16);  // computed before the update overwrote w
+  try {
+    z.backward();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("modified in place"), std::string::npos) << e.what();
+  }
+  // A gradient that does not read the overwritten value is still the leaf's (d(w * x)/dw = x).
+  Tensor u = (w * x).sum();
+  u.realize();
+  {
+    NoGrad guard;
+    w.assign(w + 1).realize();
+  }
+  u.backward();
+  expect_near(w.grad().to_vector<float>(), {4, 5, 6}, 0);
 }

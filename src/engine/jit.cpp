@@ -36,9 +36,22 @@ std::pair<Tensor, std::shared_ptr<Buffer>> as_buffer(const Tensor& t, size_t i) 
   return {c, b->as<std::shared_ptr<Buffer>>()};
 }
 
+// Tensors with an assign still pending: a BatchNorm's running statistics, a step counter.
+std::vector<Tensor> pending_assigns() {
+  std::vector<Tensor> out;
+  for (auto& t : live_tensors())
+    if (t->uop && t->uop->op == Ops::ASSIGN) out.push_back(Tensor(std::move(t)));
+  return out;
+}
+
+// The step, and everything it left pending: its outputs and the state it updates lazily (a BatchNorm
+// whose running statistics the step does not realize itself), so that a capture holds every write
+// the step makes and a replay makes them all again.
 std::vector<Tensor> run_eagerly(const Jit::Fn& fn, const std::vector<Tensor>& inputs) {
   std::vector<Tensor> out = fn(inputs);
-  realize(out);
+  std::vector<Tensor> targets = out, pending = pending_assigns();
+  targets.insert(targets.end(), pending.begin(), pending.end());
+  realize(targets);
   return out;
 }
 
@@ -72,6 +85,9 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
     ins.push_back(t);
     bufs.push_back(b);
   }
+  // Writes pending from before the step are not the step's: they run now, outside any capture.
+  if (s.calls <= 2)
+    if (auto pending = pending_assigns(); !pending.empty()) realize(pending);
   if (s.calls == 1) return run_eagerly(s.fn, ins);
 
   if (s.calls == 2) {
@@ -92,12 +108,10 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
     s.rng_used = rng.counter - s.rng_start;
     if (copy_on_write_count() != cow_before) {
       s.capture = Capture();
-      throw Error(
-          "Jit: the step updated a tensor whose old value a live lazy tensor still reads, so the update went "
-          "to a new "
-          "buffer and a replay would read stale data; drop such tensors (e.g. the gradients, with "
-          "zero_grad()) "
-          "before the step's realize");
+      throw Error("Jit: the step updated a tensor of shape " + last_copy_on_write() +
+                  " in place while a graph that no tensor holds (a UOp kept from C++) still read its old "
+                  "contents, so the update went to a new buffer and a replay would read stale data; drop "
+                  "that graph, or realize it, before the step writes the tensor");
     }
     for (size_t i = 0; i < ins.size(); i++) {
       s.input_buffers.push_back(bufs[i].get());

@@ -158,6 +158,8 @@ double run_item(const ExecItem& item) {
   for (const auto& v : item.vars) vars.push_back(v->bits.load());
   auto t0 = std::chrono::steady_clock::now();
   int err = item.program->launch(ptrs, vars, item.global_size, item.work_per_item);
+  for (size_t i = 0; i < item.written.size(); i++)
+    if (item.written[i]) item.buffers[i]->version++;
   double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   int64_t flops = item.flops_per_item * item.global_size;
   GlobalCounters::kernel_count++;
@@ -181,11 +183,11 @@ double run_item(const ExecItem& item) {
   return dt;
 }
 
-std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets) {
+std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::vector<UOpPtr>& passive) {
   auto t_start = std::chrono::steady_clock::now();
   int64_t compiles_before = GlobalCounters::compile_count;
   double compile_s_before = GlobalCounters::compile_s;
-  Schedule sched = create_schedule(targets);
+  Schedule sched = create_schedule(targets, passive);
   // Every Variable position first: a bad one must stop the step before any kernel writes.
   for (const Kernel& k : sched.kernels) check_var_bounds(k.name, k.vars, k.var_bounds);
   auto compiled = compile_all(sched.kernels);
@@ -194,8 +196,9 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets) {
   for (size_t i = 0; i < sched.kernels.size(); i++) {
     Kernel k = std::move(sched.kernels[i]);  // released after this step: intermediates free early
     const Compiled& c = *compiled[i];
-    ExecItem item{c.name,        c.program,       std::move(k.buffers), std::move(k.vars),
-                  c.global_size, c.work_per_item, c.flops_per_item,     std::move(k.var_bounds)};
+    ExecItem item{
+        c.name,        c.program,       std::move(k.buffers), std::move(k.written),   std::move(k.vars),
+        c.global_size, c.work_per_item, c.flops_per_item,     std::move(k.var_bounds)};
     if (item.global_size > 0) launched++;
     run_s += run_item(item);
     if (capture_slot()) capture_slot()->items.push_back(std::move(item));

@@ -14,8 +14,10 @@ namespace lazygrad {
 
 // Computes the targets; returns for each one what it is now (a view of its buffer).
 // Contract: each target is held by exactly two references that the caller replaces or drops
-// afterwards (its owner and the vector); the scheduler counts any other holder as a later reader.
-std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets);
+// afterwards (its owner and the vector); the scheduler counts any other holder as a later reader,
+// but for the graphs in `passive` (autograd's graphs kept for a later backward pass): those only
+// record what was read, and learn from the buffers' versions when it was overwritten.
+std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::vector<UOpPtr>& passive = {});
 
 class Program;
 
@@ -37,6 +39,7 @@ struct ExecItem {
   std::string name;
   std::shared_ptr<Program> program;
   std::vector<std::shared_ptr<Buffer>> buffers;
+  std::vector<bool> written;                         // buffers[i] is stored to (its version moves on)
   std::vector<std::shared_ptr<VariableState>> vars;  // read at each launch
   int64_t global_size = 0, work_per_item = 1, flops_per_item = 0;
   std::vector<VarBound> var_bounds;  // checked at each launch

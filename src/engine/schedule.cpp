@@ -151,9 +151,12 @@ bool split_reductions(RealizeSet& realize) {
 
 // Buffers that a graph outside this realize still reads: after `y = x * 2; x += 1; x.realize()`,
 // y must see x's old data, as it would in PyTorch, so the assign may not overwrite that buffer.
-// A node is held from outside when it has more references than the graph and the targets' two
-// holders account for (realize_uops' contract); everything below such a node stays readable.
-std::unordered_set<const Buffer*> buffers_read_later(const std::vector<UOpPtr>& targets) {
+// (The frontend realizes such live tensors in the same schedule first, see tensor.cpp, so this
+// finds only holders that are not tensors.) A node is held from outside when it has more references
+// than the graph, the targets' two holders (realize_uops' contract) and the passive graphs account
+// for; everything below such a node stays readable.
+std::unordered_set<const Buffer*> buffers_read_later(const std::vector<UOpPtr>& targets,
+                                                     const std::vector<UOpPtr>& passive) {
   std::unordered_map<const UOp*, long> inner, uses;
   std::vector<const UOpPtr*> stack;
   for (const auto& t : targets) {
@@ -169,6 +172,27 @@ std::unordered_set<const Buffer*> buffers_read_later(const std::vector<UOpPtr>& 
     for (const auto& s : u->src) {
       inner[s.get()]++;
       stack.push_back(&s);
+    }
+  }
+  // The passive graphs' references into this graph: their roots' holder, and their edges from nodes
+  // outside this graph (edges from inside are counted above).
+  std::unordered_set<const UOp*> outside;
+  std::vector<const UOp*> walk;
+  for (const auto& r : passive) {
+    if (uses.count(r.get()))
+      inner[r.get()]++;
+    else
+      walk.push_back(r.get());
+  }
+  while (!walk.empty()) {
+    const UOp* u = walk.back();
+    walk.pop_back();
+    if (!outside.insert(u).second) continue;
+    for (const auto& s : u->src) {
+      if (uses.count(s.get()))
+        inner[s.get()]++;
+      else
+        walk.push_back(s.get());
     }
   }
   std::vector<const UOp*> live;
@@ -192,6 +216,8 @@ std::unordered_set<const Buffer*> buffers_read_later(const std::vector<UOpPtr>& 
 }
 
 std::atomic<int64_t> copy_on_writes{0};
+std::mutex last_copy_mu;
+std::string last_copy;  // the shape and dtype of the last assign that wrote a copy
 
 // Assigns run by an earlier realize -> the view of the buffer holding their result. A graph built
 // before that realize still contains them: it reads that buffer instead of applying the assign a
@@ -252,10 +278,14 @@ void remember_realized(const std::vector<std::pair<UOpPtr, UOpPtr>>& computed) {
 }
 
 int64_t copy_on_write_count() { return copy_on_writes.load(); }
+std::string last_copy_on_write() {
+  std::lock_guard<std::mutex> lock(last_copy_mu);
+  return last_copy;
+}
 
-Schedule create_schedule(const std::vector<UOpPtr>& original_targets) {
+Schedule create_schedule(const std::vector<UOpPtr>& original_targets, const std::vector<UOpPtr>& passive) {
   forget_dead_realized();
-  const std::unordered_set<const Buffer*> read_later = buffers_read_later(original_targets);
+  const std::unordered_set<const Buffer*> read_later = buffers_read_later(original_targets, passive);
   std::unordered_map<const UOp*, UOpPtr> old_of;
   const std::vector<UOpPtr> targets = substitute_realized(original_targets, old_of);
   RealizeSet realize;
@@ -291,10 +321,15 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets) {
         }
         if (u->src.size() == 3)
           throw Error(
-              "narrow_assign: a lazy tensor still reads the old contents of the tensor it writes into; "
+              "narrow_assign: a graph that no tensor holds (a UOp kept from C++) still reads the old "
+              "contents of the tensor it writes into; "
               "realize that reader first (a partial write cannot go to a copy)");
         debug_log(3, "schedule: assign writes a new buffer: the old one is still read by a pending graph");
         copy_on_writes++;
+        {
+          std::lock_guard<std::mutex> lock(last_copy_mu);
+          last_copy = shape_str(u->shape) + " " + std::string(dtype_name(u->dtype));
+        }
       }
       buffers[u] = std::make_shared<Buffer>("CPU", u->dtype, u->numel());
     }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -21,11 +22,15 @@ struct Schedule {
 // After a schedule ran: its computed nodes read as their buffers from now on, in any graph.
 void remember_realized(const std::vector<std::pair<UOpPtr, UOpPtr>>& computed);
 
-Schedule create_schedule(const std::vector<UOpPtr>& targets);
+// `passive`: graphs whose references to the targets' nodes are not readers (see realize_uops).
+Schedule create_schedule(const std::vector<UOpPtr>& targets, const std::vector<UOpPtr>& passive = {});
 
-// How many assigns so far wrote a new buffer instead of their target's (copy-on-write); the Jit
-// refuses to capture a step that does, since its replays would keep reading the old buffer.
+// How many assigns so far wrote a new buffer instead of their target's (copy-on-write: a graph that
+// no tensor holds still reads the old contents; realize() computes the tensors that do before the
+// write); the Jit refuses to capture a step that does, since its replays would keep reading the old
+// buffer.
 int64_t copy_on_write_count();
+std::string last_copy_on_write();  // the shape and dtype of the tensor the last such assign wrote
 
 // A BUFFER node over b, viewed with `shape` (a RESHAPE when shape is not 1-D).
 UOpPtr buffer_view(const std::shared_ptr<Buffer>& b, const Shape& shape);

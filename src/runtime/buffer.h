@@ -2,6 +2,7 @@
 // last reference; external memory (a file mapping) belongs to an owner that the Buffer keeps alive.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,6 +25,9 @@ struct Buffer {
   std::string device;
   DType dtype;
   int64_t size;  // elements
+  // How many kernels have written it: a graph kept for a later backward pass records the versions
+  // of the buffers it read, and finds out this way that one was overwritten in place since.
+  std::atomic<int64_t> version{0};
   size_t nbytes() const { return static_cast<size_t>(size) * itemsize(dtype); }
   bool allocated() const { return data_ != nullptr; }
   bool external() const { return external_ != nullptr; }

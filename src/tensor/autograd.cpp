@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "runtime/buffer.h"
 #include "tensor/tensor_impl.h"
 
 namespace lazygrad {
@@ -61,23 +62,42 @@ bool is_constant(const UOpPtr& u, double v) {
   return x->is_const(v);
 }
 
-// Realized tensors that require grad: their buffer's view node -> the graph that computed it. The
-// graph is held (like the tensors PyTorch saves for backward) while the buffer node lives.
+// Realized tensors that require grad: their buffer's view node -> the graph that computed it, and
+// the versions of the buffers that graph read. The graph is held (like the tensors PyTorch saves for
+// backward) while the buffer node lives.
+struct KeptGraph {
+  std::weak_ptr<const UOp> after;
+  UOpPtr before;
+  BufferVersions versions;
+};
 struct RealizedGraphs {
   std::mutex mu;
-  std::unordered_map<const UOp*, std::pair<std::weak_ptr<const UOp>, UOpPtr>> map;
-  void add(const UOpPtr& after, const UOpPtr& before) {
+  std::unordered_map<const UOp*, KeptGraph> map;
+  void add(const UOpPtr& after, const UOpPtr& before, BufferVersions versions) {
     std::lock_guard<std::mutex> lock(mu);
-    map[after.get()] = {after, before};
+    map[after.get()] = {after, before, std::move(versions)};
   }
   void sweep() {
     std::lock_guard<std::mutex> lock(mu);
-    std::erase_if(map, [](const auto& kv) { return kv.second.first.expired(); });
+    std::erase_if(map, [](const auto& kv) { return kv.second.after.expired(); });
   }
-  UOpPtr find(const UOp* after) {
+  // The graph `after` was computed from, and into `stale` the buffers it read that were
+  // overwritten since.
+  UOpPtr find(const UOp* after, std::unordered_set<const Buffer*>* stale = nullptr) {
     std::lock_guard<std::mutex> lock(mu);
     auto it = map.find(after);
-    return it == map.end() || it->second.first.expired() ? nullptr : it->second.second;
+    if (it == map.end() || it->second.after.expired()) return nullptr;
+    if (stale)
+      for (const auto& [w, version] : it->second.versions)
+        if (auto b = w.lock(); b && b->version.load() != version) stale->insert(b.get());
+    return it->second.before;
+  }
+  std::vector<UOpPtr> roots() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<UOpPtr> out;
+    for (const auto& [k, g] : map)
+      if (!g.after.expired()) out.push_back(g.before);
+    return out;
   }
 };
 RealizedGraphs& realized_graphs() {
@@ -217,6 +237,30 @@ const GradFn* grad_fn(const UOpPtr& u) {
   return f ? f->get() : nullptr;
 }
 
+// A gradient that reads a buffer overwritten in place (an optimizer step, an assign) since the forward
+// pass read it would be computed from the new values: PyTorch refuses it ("one of the variables
+// needed for gradient computation has been modified by an inplace operation"), and so does this.
+void refuse_stale_reads(const std::vector<UOpPtr>& grads, const std::unordered_set<const Buffer*>& stale) {
+  std::unordered_set<const UOp*> seen;
+  std::vector<const UOp*> stack;
+  for (const auto& g : grads)
+    if (g) stack.push_back(g.get());
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second) continue;
+    if (u->op == Ops::BUFFER && stale.count(u->as<std::shared_ptr<Buffer>>().get())) {
+      const Buffer& b = *u->as<std::shared_ptr<Buffer>>();
+      throw Error("backward: a tensor of " + std::to_string(b.size) + " " + std::string(dtype_name(b.dtype)) +
+                  " values that this gradient needs was modified in place (an assign, or an optimizer step) "
+                  "after the forward pass read it, as PyTorch says: one of the variables needed for gradient "
+                  "computation has been modified by an inplace operation. Call backward() before the update, "
+                  "or compute the forward pass again");
+    }
+    for (const auto& s : u->src) stack.push_back(s.get());
+  }
+}
+
 // Gradients of root (whose gradient is `upstream`) with respect to each target; null where root
 // does not depend on a target.
 std::vector<UOpPtr> backprop(const UOpPtr& root, const UOpPtr& upstream, const std::vector<UOpPtr>& targets) {
@@ -228,10 +272,11 @@ std::vector<UOpPtr> backprop(const UOpPtr& root, const UOpPtr& upstream, const s
   std::unordered_map<const UOp*, bool> reaches;
   std::unordered_map<const UOp*, UOpPtr> computed_from;
   std::vector<UOpPtr> order;  // sources before users
+  std::unordered_set<const Buffer*> stale;  // read by a kept graph, overwritten since
   std::function<bool(const UOpPtr&)> visit = [&](const UOpPtr& u) -> bool {
     if (auto it = reaches.find(u.get()); it != reaches.end()) return it->second;
     bool r = target_set.count(u.get()) > 0;
-    if (UOpPtr from = r ? nullptr : realized_graphs().find(u.get())) {
+    if (UOpPtr from = r ? nullptr : realized_graphs().find(u.get(), &stale)) {
       computed_from[u.get()] = from;
       r = visit(from);
     } else if (grad_fn(u)) {
@@ -281,6 +326,7 @@ std::vector<UOpPtr> backprop(const UOpPtr& root, const UOpPtr& upstream, const s
     auto it = grads.find(t.get());
     out.push_back(it == grads.end() ? nullptr : it->second);
   }
+  if (!stale.empty()) refuse_stale_reads(out, stale);
   return out;
 }
 
@@ -288,9 +334,29 @@ UOpPtr ones_like_uop(const UOpPtr& u) { return Tensor::full(u->shape, 1, u->dtyp
 
 }  // namespace
 
-void remember_graph(const TensorImpl& impl, const UOpPtr& before, const UOpPtr& after) {
+void remember_graph(const TensorImpl& impl, const UOpPtr& before, const UOpPtr& after,
+                    BufferVersions versions) {
   if (impl.requires_grad && before != after && !registry().contains(&impl))
-    realized_graphs().add(after, before);
+    realized_graphs().add(after, before, std::move(versions));
+}
+
+std::vector<UOpPtr> kept_graphs() { return realized_graphs().roots(); }
+
+BufferVersions versions_read(const UOpPtr& graph) {
+  BufferVersions out;
+  std::unordered_set<const UOp*> seen;
+  std::vector<const UOp*> stack{graph.get()};
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second) continue;
+    if (u->op == Ops::BUFFER) {
+      const auto& b = u->as<std::shared_ptr<Buffer>>();
+      out.emplace_back(b, b->version.load());
+    }
+    for (const auto& s : u->src) stack.push_back(s.get());
+  }
+  return out;
 }
 
 void forget_dead_graphs() { realized_graphs().sweep(); }
@@ -402,9 +468,27 @@ void Tensor::backward(const Tensor& gradient) const {
   require(gradient.shape() == shape(), "backward: the gradient has shape " + shape_str(gradient.shape()) +
                                            ", the tensor has shape " + shape_str(shape()));
   auto leaves = registry().live();
+  // Each leaf as it is now and as it was before its in-place updates: a forward pass built before
+  // one read it there.
   std::vector<UOpPtr> targets;
-  for (const auto& l : leaves) targets.push_back(l->current());
-  std::vector<UOpPtr> g = backprop(uop(), gradient.to(dtype()).uop(), targets);
+  std::vector<size_t> leaf_of;
+  for (size_t i = 0; i < leaves.size(); i++) {
+    targets.push_back(leaves[i]->current());
+    leaf_of.push_back(i);
+    UOpPtr now = targets.back();
+    for (const auto& w : leaves[i]->past)
+      if (auto p = w.lock(); p && p != now) {
+        targets.push_back(p);
+        leaf_of.push_back(i);
+      }
+  }
+  std::vector<UOpPtr> found = backprop(uop(), gradient.to(dtype()).uop(), targets);
+  std::vector<UOpPtr> g(leaves.size());
+  for (size_t t = 0; t < targets.size(); t++) {
+    if (!found[t]) continue;
+    UOpPtr& gi = g[leaf_of[t]];
+    gi = gi ? make_uop(Ops::ADD, gi->dtype, {gi, found[t]}) : found[t];
+  }
   for (size_t i = 0; i < leaves.size(); i++) {
     if (!g[i]) continue;
     Tensor gi = make_tensor(g[i]);

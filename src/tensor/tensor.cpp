@@ -4,7 +4,10 @@
 #include <cstring>
 #include <functional>
 #include <iomanip>
+#include <mutex>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "engine/realize.h"
 #include "engine/schedule.h"
@@ -28,6 +31,41 @@ UOpPtr apply_movement(const UOpPtr& u, Ops op, const std::vector<int64_t>& arg) 
 const UOp* contiguous_buffer_node(const UOp* u) {
   while (u->op == Ops::RESHAPE) u = u->src[0].get();
   return u->op == Ops::BUFFER ? u : nullptr;
+}
+
+namespace {
+// The registry of live tensors: raw pointers, each added by its constructor and removed by its
+// destructor under the lock, so a pointer found here is never one already destroyed.
+struct LiveTensors {
+  std::mutex mu;
+  std::unordered_set<TensorImpl*> all;
+};
+LiveTensors& live_registry() {
+  static LiveTensors* r = new LiveTensors();  // never destroyed: tensors die during static destruction
+  return *r;
+}
+}  // namespace
+
+TensorImpl::TensorImpl() {
+  LiveTensors& r = live_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.all.insert(this);
+}
+
+TensorImpl::~TensorImpl() {
+  LiveTensors& r = live_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.all.erase(this);
+}
+
+std::vector<std::shared_ptr<TensorImpl>> live_tensors() {
+  LiveTensors& r = live_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<std::shared_ptr<TensorImpl>> out;
+  for (TensorImpl* t : r.all)
+    if (!t->base)
+      if (auto p = t->weak_from_this().lock()) out.push_back(std::move(p));  // null while it is dying
+  return out;
 }
 
 UOpPtr TensorImpl::current() const {
@@ -140,20 +178,91 @@ bool Tensor::is_realized() const {
   return u->op == Ops::BUFFER;
 }
 
+namespace {
+
+// The buffers the assigns in these graphs write.
+std::unordered_set<const Buffer*> assigned_buffers(const std::vector<UOpPtr>& graphs) {
+  std::unordered_set<const Buffer*> out;
+  std::unordered_set<const UOp*> seen;
+  std::vector<const UOp*> stack;
+  for (const auto& g : graphs) stack.push_back(g.get());
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second) continue;
+    if (u->op == Ops::ASSIGN) {
+      const UOp* b = u->src[0].get();
+      while (is_movement(b->op)) b = b->src[0].get();
+      if (b->op == Ops::BUFFER) out.insert(b->as<std::shared_ptr<Buffer>>().get());
+    }
+    for (const auto& src : u->src) stack.push_back(src.get());
+  }
+  return out;
+}
+
+// Adds to `bases` every other live tensor whose lazy graph reads a buffer in `written`: realized in
+// the same schedule, its kernels run before the writes (the scheduler orders reads of a buffer
+// before the assign that overwrites it), so it keeps the values it had when it was built, as in
+// PyTorch, and the writes stay in place.
+void add_live_readers(const std::unordered_set<const Buffer*>& written,
+                      std::vector<std::shared_ptr<TensorImpl>>& bases) {
+  std::unordered_map<const UOp*, bool> reads;  // memo: does the graph below this node read `written`
+  auto reads_written = [&](const UOp* root) {
+    std::vector<std::pair<const UOp*, bool>> stack{{root, false}};
+    while (!stack.empty()) {
+      auto [u, expanded] = stack.back();
+      stack.pop_back();
+      if (reads.count(u)) continue;
+      if (u->op == Ops::BUFFER) {
+        reads[u] = written.count(u->as<std::shared_ptr<Buffer>>().get()) > 0;
+        continue;
+      }
+      if (!expanded) {
+        stack.push_back({u, true});
+        for (const auto& src : u->src)
+          if (!reads.count(src.get())) stack.push_back({src.get(), false});
+        continue;
+      }
+      bool r = false;
+      for (const auto& src : u->src) r = r || reads[src.get()];
+      reads[u] = r;
+    }
+    return reads[root];
+  };
+  for (auto& t : live_tensors()) {
+    if (!t->uop || std::find(bases.begin(), bases.end(), t) != bases.end()) continue;
+    const UOp* u = t->uop.get();
+    const UOp* b = u;
+    while (is_movement(b->op) || b->op == Ops::DETACH) b = b->src[0].get();
+    if (b->op == Ops::BUFFER) continue;  // a view of a buffer sees the write, as a PyTorch view does
+    if (reads_written(u)) bases.push_back(std::move(t));
+  }
+}
+
+}  // namespace
+
 void realize(std::vector<Tensor> tensors) {
   // Realize the bases: a view follows its base, so it is realized once the base is.
   std::vector<std::shared_ptr<TensorImpl>> bases;
-  std::vector<UOpPtr> targets;
   for (const auto& t : tensors) {
     auto b = checked(t.impl()).base ? t.impl()->base : t.impl();
     if (std::find(bases.begin(), bases.end(), b) != bases.end()) continue;
     bases.push_back(b);
-    targets.push_back(b->uop);
   }
+  std::vector<UOpPtr> graphs;
+  for (const auto& b : bases) graphs.push_back(b->uop);
+  if (auto written = assigned_buffers(graphs); !written.empty()) add_live_readers(written, bases);
+  std::vector<UOpPtr> targets;
+  std::vector<BufferVersions> versions;
+  for (const auto& b : bases) {
+    targets.push_back(b->uop);
+    versions.push_back(b->requires_grad ? versions_read(b->uop) : BufferVersions{});
+  }
+  graphs.clear();
   forget_dead_graphs();
-  auto done = realize_uops(targets);
+  auto done = realize_uops(targets, kept_graphs());
   for (size_t i = 0; i < bases.size(); i++) {
-    remember_graph(*bases[i], targets[i], done[i]);
+    remember_graph(*bases[i], targets[i], done[i], std::move(versions[i]));
     bases[i]->uop = done[i];
   }
 }
@@ -265,8 +374,28 @@ UOpPtr filled(DType dt, bool value, const Shape& shape) {
 }
 }  // namespace
 
+namespace {
+// PyTorch refuses an in-place update of a leaf that requires grad while gradients are recorded: the
+// forward graphs built on it would see the new values. Optimizers update under NoGrad.
+void check_leaf_update(const Tensor& t, const char* op) {
+  const Tensor base = t.impl()->base ? Tensor(t.impl()->base) : t;
+  require(!base.requires_grad() || !base.is_leaf() || NoGrad::active(),
+          std::string(op) + ": a leaf tensor that requires grad (shape " + shape_str(base.shape()) +
+              ") is being updated in place while gradients are recorded (PyTorch: a leaf Variable that "
+              "requires grad is being used in an in-place operation); update it under NoGrad "
+              "(Python: with Tensor.no_grad or torch.no_grad()), or assign to its detach()");
+}
+
+// Keeps the leaf's graph before an update (see TensorImpl::past); dead ones are dropped.
+void remember_past(TensorImpl& leaf) {
+  std::erase_if(leaf.past, [](const std::weak_ptr<const UOp>& w) { return w.expired(); });
+  leaf.past.push_back(leaf.uop);
+}
+}  // namespace
+
 Tensor& Tensor::assign(const Tensor& value) {
   TensorImpl& self = const_cast<TensorImpl&>(checked(impl_));
+  check_leaf_update(*this, "assign");
   Tensor v = value;
   if (v.shape() != shape()) v = v.expand(shape());
   if (v.dtype() != dtype()) v = v.to(dtype());
@@ -276,6 +405,7 @@ Tensor& Tensor::assign(const Tensor& value) {
     UOpPtr target = self.uop->op == Ops::ASSIGN ? self.uop->src[0] : self.uop;
     const UOp* b = target.get();
     while (is_movement(b->op)) b = b->src[0].get();
+    if (self.requires_grad) remember_past(self);
     self.uop = b->op == Ops::BUFFER ? make_uop(Ops::ASSIGN, dtype(), {target, v.uop()}) : v.uop();
     return *this;
   }
@@ -302,6 +432,8 @@ namespace {
 // covers only [start, start + n) along `axis` (see Ops::ASSIGN), so its kernel loops over the region.
 Tensor& narrow_assign_node(Tensor& t, int64_t axis, const UOpPtr& start, const Tensor& value) {
   TensorImpl& self = *t.impl();
+  check_leaf_update(t, "narrow_assign");
+  if (self.requires_grad) remember_past(self);
   require(!self.base, "narrow_assign: the tensor is a view; write into its base instead");
   require(value.dim() == t.dim() && value.size(axis) <= t.size(axis),
           "narrow_assign: value " + shape_str(value.shape()) + " does not fit in " + shape_str(t.shape()));

@@ -15,7 +15,13 @@ namespace lazygrad {
 
 using MovementOp = std::pair<Ops, std::vector<int64_t>>;
 
-struct TensorImpl {
+struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
+  // Every TensorImpl is in a registry while it lives (live_tensors()).
+  TensorImpl();
+  ~TensorImpl();
+  TensorImpl(const TensorImpl&) = delete;
+  TensorImpl& operator=(const TensorImpl&) = delete;
+
   UOpPtr uop;                          // a base tensor's graph (null for a view)
   std::shared_ptr<TensorImpl> base;    // a view's base (always a base, never a view)
   std::vector<MovementOp> view_ops;    // applied to the base's current graph, in order
@@ -23,6 +29,9 @@ struct TensorImpl {
   DType dtype = kFloat32;
   bool requires_grad = false;          // a leaf marked by the user, or computed from one
   std::shared_ptr<TensorImpl> grad;    // a leaf's accumulated gradient (lazy)
+  // A leaf's graphs before its in-place updates (under NoGrad, as an optimizer's): a forward pass
+  // built before an update read the leaf through one of them, and its gradient is still the leaf's.
+  std::vector<std::weak_ptr<const UOp>> past;
 
   // The graph this tensor stands for now. A view rebuilds its chain each time (hash-consing makes
   // that a few lookups) rather than caching it: a cached chain would keep the base's old buffer
@@ -38,9 +47,23 @@ Tensor make_tensor(UOpPtr u);                    // a new base tensor, computed 
 // A new base tensor computed from `inputs`: it requires grad if one of them does, unless a NoGrad is
 // alive, and then it is cut off from the gradient graph (DETACH).
 Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs);
+// The base tensors alive now. realize() computes, before an assign overwrites a buffer in place, every
+// live tensor whose lazy graph still reads the buffer's old contents (PyTorch would have computed it
+// already): a Jit then captures that read too, and the write never has to go to a copy.
+std::vector<std::shared_ptr<TensorImpl>> live_tensors();
+
+// The buffers a graph reads and their versions (how many writes each had): a graph kept for a later
+// backward pass records them, and a gradient that would read one overwritten since is an error.
+using BufferVersions = std::vector<std::pair<std::weak_ptr<Buffer>, int64_t>>;
+BufferVersions versions_read(const UOpPtr& graph);
+
 // Realizing a tensor that requires grad replaces its graph by its buffer; autograd keeps the graph
-// it came from, so gradients still flow through it afterwards (as PyTorch's do after a read).
-void remember_graph(const TensorImpl& impl, const UOpPtr& before, const UOpPtr& after);
+// it came from (and the versions it read), so gradients still flow through it afterwards (as
+// PyTorch's do after a read).
+void remember_graph(const TensorImpl& impl, const UOpPtr& before, const UOpPtr& after,
+                    BufferVersions versions);
+// The graphs autograd keeps: they only record what was read (realize_uops' `passive`).
+std::vector<UOpPtr> kept_graphs();
 // A gradient given by a function instead of by the primitives under a value: conv2d's input
 // gradient as a transposed convolution, a fast kernel, where the gradient of the sliding-window
 // view would be a slow one. with_gradient(value, inputs, backward) is value, its own graph cut off

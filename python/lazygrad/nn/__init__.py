@@ -49,7 +49,7 @@ class Module(_C_nn.Module):
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
 
-from lazygrad.nn import optim, state  # noqa: E402  (they import Module from here)
+from lazygrad.nn import datasets, optim, state  # noqa: E402  (optim and state import Module from here)
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Conv1d", "Conv2d",
