@@ -121,3 +121,58 @@ TEST(CompilerFuzz, KernelWithManyReductionsHasAShortName) {
   // sum over i of i * rowsum = 5050 * rowsum
   EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{5050.0f * 10, 5050.0f * 26}));
 }
+
+// Seeds 2179 and 2413: C's pow (which PyTorch's tensor ** tensor follows) keeps the sign of a -0.0
+// base under an odd exponent and gives -inf a magnitude under any other; PyTorch's x ** 0.5 and
+// x ** -0.5 are sqrt and rsqrt.
+TEST(CompilerFuzz, PowOfNegativeZeroAndNegativeInfinity) {
+  Tensor x = Tensor::from_vector<float>({-0.0f, -0.0f, -INFINITY, -INFINITY, -0.0f}, {5});
+  Tensor e = Tensor::from_vector<float>({-1, 0.5f, 0.5f, -1.5f, 3}, {5});
+  auto r = x.pow(e).to_vector<float>();
+  EXPECT_EQ(r[0], -INFINITY);
+  EXPECT_EQ(r[1], 0.0f);
+  EXPECT_EQ(r[2], INFINITY);
+  EXPECT_EQ(r[3], 0.0f);
+  EXPECT_TRUE(r[4] == 0 && std::signbit(r[4]));
+  auto s = Tensor::from_vector<float>({-INFINITY, -0.0f}, {2}).pow(0.5).to_vector<float>();
+  EXPECT_TRUE(std::isnan(s[0]));
+  EXPECT_TRUE(s[1] == 0 && std::signbit(s[1]));
+  EXPECT_EQ(Tensor::from_vector<float>({-0.0f}, {1}).pow(-0.5).to_vector<float>()[0], -INFINITY);
+}
+
+// Seed 2815 (sampled opts L0:5 V2:4): a softmax over axis 0 with vector lanes on an output axis.
+// The stager kept exp(x - max), one value per lane, in a scratch row of one value per trip of the
+// loop: every lane wrote the same slot, and the output read one lane's value for all four.
+TEST(CompilerFuzz, StagedValueOnTheOutputsVectorLanes) {
+  ForcedOpts opts({{AxisKind::Loop, 0, 5}, {AxisKind::Vector, 2, 4}}, 0x2815);
+  std::vector<float> v(5 * 13 * 16);
+  for (size_t i = 0; i < v.size(); i++) v[i] = 2.0f * std::sin(1.3f * static_cast<float>(i));
+  auto y = Tensor::from_vector(v, {5, 13, 16}).softmax(0).to_vector<float>();
+  for (int j = 0; j < 13 * 16; j++) {
+    double m = -1e30, s = 0;
+    for (int i = 0; i < 5; i++) m = std::max(m, static_cast<double>(v[i * 208 + j]));
+    for (int i = 0; i < 5; i++) s += std::exp(v[i * 208 + j] - m);
+    for (int i = 0; i < 5; i++)
+      ASSERT_NEAR(y[i * 208 + j], std::exp(v[i * 208 + j] - m) / s, 1e-6) << i << " " << j;
+  }
+}
+
+// Seed 2919: a float16 constant (a pad fill) kept its float64 value, so the fill read back from a
+// buffer and the same fill in a kernel differed; constants hold a value of their dtype.
+TEST(CompilerFuzz, Float16ConstantsAreFloat16Values) {
+  Tensor x = Tensor::from_vector<float>({0.5f, 2.0f}, {2}).to(kFloat16).realize();
+  Tensor p = x.pad({1, 0}, -0.11432902788567437);
+  float fill = p.to(kFloat32).to_vector<float>()[0];
+  EXPECT_EQ(fill, -0.114318848f);  // the float16 nearest to the fill
+  EXPECT_EQ(p.eq(p.contiguous().realize()).all().item<bool>(), true);
+}
+
+// Seeds 3 and 177, once constants held their dtype's value: the simplifier decided `x < c` from the
+// integer range of x, with c as an int64 even for floats; for c = inf (a float16 constant past
+// 65504) that was no number at all, and abs(x) < inf came out false (trunc of float16 returned x).
+TEST(CompilerFuzz, FloatComparisonWithInfinityIsNotFolded) {
+  Tensor x = Tensor::from_vector<float>({0.5f, -2.75f, INFINITY, NAN}, {4});
+  EXPECT_EQ(x.abs().lt(INFINITY).to_vector<bool>(), (std::vector<bool>{true, true, false, false}));
+  Tensor h = Tensor::from_vector<float>({0.5f, -2.7f, 3.0f}, {3}).to(kFloat16).realize();
+  EXPECT_EQ(h.trunc().to(kFloat32).to_vector<float>(), (std::vector<float>{0, -2, 3}));
+}

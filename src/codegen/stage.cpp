@@ -87,6 +87,11 @@ class Stager {
           std::function<void(const UOpPtr&)> find = [&](const UOpPtr& n) {
             if (!seen.insert(n.get()).second || !is_alu(n->op) || !transcendental(n)) return;
             if (!depends_on(n, loop[0].get()) || (!lane.empty() && !depends_on(n, lane[0].get()))) return;
+            // A value on the output's own vector lanes has one element per lane, and the scratch
+            // holds one per trip of the loop (and of the reduction's lanes): not such a value.
+            if (std::any_of(free_vectors.begin(), free_vectors.end(),
+                            [&](const UOpPtr& f) { return depends_on(n, f.get()); }))
+              return;
             UOpPtr again = plain(n->dtype) ? substitute(n, rename) : nullptr;
             int64_t elements = loop[0]->src[0]->const_int() * (v ? v->src[0]->const_int() : 1);
             if (again && in_stores.count(again.get()) && !replace.count(again.get()) &&

@@ -289,6 +289,9 @@ const PatternMatcher& symbolic() {
       // Comparisons decided by range, and boolean identities.
       {op(Ops::CMPLT, {any("x"), cnst("c")}),
        [](const Binds& b, const UOpPtr&) -> UOpPtr {
+         // Integers only: a float constant as an int64 is a truncation (and inf none at all: x < inf
+         // was once decided false this way).
+         if (is_float(b["x"]->dtype)) return nullptr;
          int64_t c = b["c"]->const_int();
          if (b["x"]->vmax() < c) return const_int_uop(kBool, 1);
          if (b["x"]->vmin() >= c) return const_int_uop(kBool, 0);

@@ -1,6 +1,7 @@
 // UOp construction (hash-consing), shape inference for tensor-level ops, and printing.
 #include "ir/uop.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -181,8 +182,25 @@ size_t live_uop_count() {
   return t.map.size();
 }
 
+namespace {
+// value as the float dtype holds it (round to nearest even), so that a constant of a dtype is a value
+// of that dtype wherever it is used (a float16 pad fill once compared unequal to the same fill stored).
+double held_as(DType dtype, double value) {
+  if (dtype == kFloat64 || !std::isfinite(value) || value == 0) return value;
+  float f = static_cast<float>(value);
+  if (dtype == kFloat32 || std::isinf(f)) return f;
+  int mantissa = dtype == kFloat16 ? 10 : 7, min_exponent = dtype == kFloat16 ? -14 : -126;
+  double max_finite = dtype == kFloat16 ? 65504.0 : 3.3895313892515355e38;
+  int e;
+  std::frexp(f, &e);  // |f| in [2^(e-1), 2^e)
+  double spacing = std::ldexp(1.0, std::max(e - 1, min_exponent) - mantissa);
+  double q = std::nearbyint(f / spacing) * spacing;  // the default rounding mode: to nearest even
+  return std::fabs(q) > max_finite ? std::copysign(HUGE_VAL, value) : q;
+}
+}  // namespace
+
 UOpPtr const_uop(DType dtype, double value) {
-  if (is_float(dtype)) return make_uop(Ops::CONST, dtype, {}, value);
+  if (is_float(dtype)) return make_uop(Ops::CONST, dtype, {}, held_as(dtype, value));
   if (dtype == kBool) return make_uop(Ops::CONST, dtype, {}, int64_t(value != 0));
   if (std::isnan(value)) throw Error("const: NaN has no value in " + std::string(dtype_name(dtype)));
   // uint64 constants above INT64_MAX keep their bit pattern.
@@ -192,7 +210,7 @@ UOpPtr const_uop(DType dtype, double value) {
 }
 
 UOpPtr const_int_uop(DType dtype, int64_t value) {
-  if (is_float(dtype)) return make_uop(Ops::CONST, dtype, {}, static_cast<double>(value));
+  if (is_float(dtype)) return const_uop(dtype, static_cast<double>(value));
   if (dtype == kBool) return make_uop(Ops::CONST, dtype, {}, int64_t(value != 0));
   // Wrap to the dtype's width, as a C cast does, so equal constants are one node.
   int bits = bit_width(dtype);
@@ -206,7 +224,10 @@ UOpPtr const_int_uop(DType dtype, int64_t value) {
 
 UOpPtr index_const(int64_t value) { return make_uop(Ops::CONST, kInt64, {}, value); }
 
-bool UOp::is_const(double v) const { return op == Ops::CONST && const_double() == v; }
+// v as this constant's dtype holds it: the float32 constant of log2(e) is is_const(log2e).
+bool UOp::is_const(double v) const {
+  return op == Ops::CONST && const_double() == (is_float(dtype) ? held_as(dtype, v) : v);
+}
 
 double UOp::const_double() const {
   if (auto* d = std::get_if<double>(&arg)) return *d;

@@ -62,7 +62,7 @@ struct UOp {
     return std::get<T>(arg);
   }
   bool is_const() const { return op == Ops::CONST; }
-  bool is_const(double v) const;  // a CONST equal to v
+  bool is_const(double v) const;  // a CONST equal to v (as the CONST's dtype holds v)
   double const_double() const;    // a CONST's value as double
   int64_t const_int() const;      // a CONST's value as int64 (ints and bool)
   int64_t numel() const;

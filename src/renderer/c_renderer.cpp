@@ -458,8 +458,7 @@ class CRenderer {
       case Ops::EXP2: {
         if (compute_type(u->dtype) != "float") return "";
         const UOpPtr& m = u->src[0];  // exp(x) arrives as exp2(x * log2(e))
-        bool exp =
-            m->op == Ops::MUL && m->src[1]->is_const() && m->src[1]->const_double() == std::numbers::log2e;
+        bool exp = m->op == Ops::MUL && m->src[1]->is_const(std::numbers::log2e);
         return vector_exp(exp) + "(" + name(exp ? m->src[0] : m) + ")";
       }
       default:
@@ -744,7 +743,7 @@ class CRenderer {
       case Ops::EXP2: {
         // exp(x) reaches us as exp2(x * log2(e)); libm's exp is exact where the product is not.
         const UOpPtr& m = u->src[0];
-        if (m->op == Ops::MUL && m->src[1]->is_const() && m->src[1]->const_double() == std::numbers::log2e)
+        if (m->op == Ops::MUL && m->src[1]->is_const(std::numbers::log2e))
           return "exp" + fs + "(" + ref(m->src[0]) + ")";
         return "exp2" + fs + "(" + s(0) + ")";
       }
@@ -753,8 +752,8 @@ class CRenderer {
       case Ops::SIN: {
         // cos(x) reaches us as sin(pi/2 + x * -1).
         const UOpPtr& a = u->src[0];
-        if (a->op == Ops::ADD && a->src[0]->is_const() && a->src[0]->const_double() == std::numbers::pi / 2 &&
-            a->src[1]->op == Ops::MUL && a->src[1]->src[1]->is_const(-1))
+        if (a->op == Ops::ADD && a->src[0]->is_const(std::numbers::pi / 2) && a->src[1]->op == Ops::MUL &&
+            a->src[1]->src[1]->is_const(-1))
           return "cos" + fs + "(" + ref(a->src[1]->src[0]) + ")";
         return "sin" + fs + "(" + s(0) + ")";
       }
@@ -773,8 +772,7 @@ class CRenderer {
       }
       case Ops::MUL:
         // log(x) reaches us as log2(x) * ln(2).
-        if (u->src[0]->op == Ops::LOG2 && u->src[1]->is_const() &&
-            u->src[1]->const_double() == std::numbers::ln2)
+        if (u->src[0]->op == Ops::LOG2 && u->src[1]->is_const(std::numbers::ln2))
           return "log" + fs + "(" + ref(u->src[0]->src[0]) + ")";
         // x * (1/y) is rendered as x / y: one rounding, as PyTorch's division.
         if (is_float(u->dtype) && u->src[1]->op == Ops::RECIPROCAL)

@@ -286,11 +286,15 @@ Tensor Tensor::pow(const Tensor& e) const {
   if (is_half(dt)) return to(kFloat32).pow(e.to(kFloat32)).to(dt);
   Tensor x = to(dt), y = e.to(dt);
   Tensor mag = (y * x.abs().log2()).exp2();
-  // Negative bases: integer exponents give a sign, others NaN (as C's pow does).
+  // Negative bases (-0.0 and -inf too): integer exponents give a sign, others NaN for a finite base
+  // and the magnitude for -0.0 and -inf (as C's pow does: pow(-0.0, -1) is -inf, pow(-inf, 0.5) inf).
   Tensor y_int = y.trunc().eq(y);
   Tensor y_odd = y_int.logical_and((y - (y * 0.5).trunc() * 2).abs().eq(1));
-  Tensor neg_result = lazygrad::where(y_int, lazygrad::where(y_odd, mag.neg(), mag), std::nan(""));
-  Tensor r = lazygrad::where(x.lt(0), neg_result, mag);
+  Tensor finite_negative = x.lt(0).logical_and(x.isinf().logical_not());
+  Tensor neg_result = lazygrad::where(y_int, lazygrad::where(y_odd, mag.neg(), mag),
+                                      lazygrad::where(finite_negative, std::nan(""), mag));
+  Tensor signed_zero = x.eq(0).logical_and(x.reciprocal().lt(0));
+  Tensor r = lazygrad::where(x.lt(0).logical_or(signed_zero), neg_result, mag);
   // x**0 and (+-1)**y are 1 whatever the other operand is (C's pow agrees, but for (-1)**NaN). exp2(y *
   // log2|x|) gives that already, with PyTorch's gradients, except where the product is 0 * inf or NaN: only
   // there is the 1 put in as a constant.
@@ -320,7 +324,9 @@ Tensor Tensor::pow(Scalar e) const {
       return first ? full_like(*this, 1) : result;
     }
   }
+  // PyTorch's own forms of these exponents (pow(-0.0, -0.5) is then -inf, pow(-inf, 0.5) NaN).
   if (e.to_double() == 0.5) return sqrt();
+  if (e.to_double() == -0.5) return rsqrt();
   return pow(lift(*this, e));
 }
 

@@ -33,7 +33,8 @@ struct Outcome {
   std::vector<std::vector<int64_t>> ints;   // integer and bool outputs, exactly
 };
 
-Outcome run_lazygrad(const Program& p, const Mode& m);
+// fresh: every kernel compiled again, not taken from this process's cache (for the report's opts).
+Outcome run_lazygrad(const Program& p, const Mode& m, bool fresh = false);
 
 struct Mismatch {
   size_t output = 0;     // index into Program::outputs

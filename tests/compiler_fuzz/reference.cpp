@@ -402,7 +402,8 @@ int64_t int_binary(Op op, DType dt, int64_t a, int64_t b) {
 }
 
 // Float a op b into element k of out, with bounds ea and eb.
-void float_binary(Op op, RefTensor& out, int64_t k, double a, double ea, double b, double eb, bool dc) {
+void float_binary(Op op, RefTensor& out, int64_t k, double a, double ea, double b, double eb, bool dc,
+                  bool scalar_exponent) {
   double exact = 0, err = 0;
   switch (op) {
     case Op::Add:
@@ -426,6 +427,9 @@ void float_binary(Op op, RefTensor& out, int64_t k, double a, double ea, double 
       break;
     case Op::Pow: {
       exact = std::pow(a, b);
+      // PyTorch's own forms of these scalar exponents: sqrt(-inf) is NaN where pow(-inf, 0.5) is inf.
+      if (scalar_exponent && b == 0.5) exact = std::sqrt(a);
+      if (scalar_exponent && b == -0.5) exact = 1 / std::sqrt(a);
       if (ea > 0 && std::fabs(a) <= 2 * ea) dc = true;
       double la = a != 0 ? std::fabs(std::log(std::fabs(a))) : 0;
       err = std::fabs(exact) * (la * eb + (a != 0 ? std::fabs(b) * ea / std::fabs(a) : 0) +
@@ -504,7 +508,7 @@ RefTensor binary(const Step& s, const RefTensor& a, const RefTensor* bt) {
         out.dc[k] = dc;
         continue;
       }
-      float_binary(s.op, out, k, va, ea, vb, eb, dc);
+      float_binary(s.op, out, k, va, ea, vb, eb, dc, bt == nullptr);
       continue;
     }
     int64_t va = a.i[x], vb = bt ? bt->i[y] : wrap_int(dt, sbi);
