@@ -45,7 +45,10 @@ using RealizeSet = std::map<const UOp*, UOpPtr>;
 // its inputs, is cheaper to recompute than to store). Small values are left fused, as a kernel
 // launch costs more than recomputing them, unless the reduction would recompute them a million
 // times or more (a decode step's normalized vector, read by every row of a weight matrix).
-constexpr int64_t kRecomputeLimit = 8, kRecomputeMinSize = 4096, kRecomputeMinWork = 1 << 20;
+// A value that costs kCostlyOps ALU ops or more per element (the random generator: a counter hash of
+// a dozen integer ops) is computed once even when it reads no buffer at all: recomputed inside a
+// matrix product's reduction, Tensor::rand({100, 100}) @ b cost 3 to 20 times the product's FLOPs.
+constexpr int64_t kRecomputeLimit = 8, kRecomputeMinSize = 4096, kRecomputeMinWork = 1 << 20, kCostlyOps = 8;
 
 bool worth_realizing(const UOp* u, int64_t reuse, const RealizeSet& realize) {
   if (!is_alu(u->op)) return false;
@@ -63,7 +66,7 @@ bool worth_realizing(const UOp* u, int64_t reuse, const RealizeSet& realize) {
   };
   walk(u);
   return ops >= 2 && (u->numel() >= kRecomputeMinSize || u->numel() * reuse >= kRecomputeMinWork) &&
-         u->numel() <= read;
+         (u->numel() <= read || ops >= kCostlyOps);
 }
 
 // A reduction's result broadcast back over the axes it reduced (`x - x.max(1, true)`, softmax's
@@ -120,11 +123,13 @@ bool split_reductions(RealizeSet& realize) {
           debug_log(3, "schedule: REDUCE " + shape_str(u->src[0]->shape) + " -> " + shape_str(u->shape) +
                            " gets its own kernel (read through an expand)");
       }
-      if (reuse >= kRecomputeLimit && u.get() != root && worth_realizing(u.get(), reuse, realize) &&
-          must.emplace(u.get(), u).second && debug_at(3))
-        debug_log(3, "schedule: " + std::string(op_name(u->op)) + " " + shape_str(u->shape) +
-                         " gets its own kernel (a reduction would compute each element " +
-                         std::to_string(reuse) + " times)");
+      if (reuse >= kRecomputeLimit && u.get() != root && worth_realizing(u.get(), reuse, realize)) {
+        if (must.emplace(u.get(), u).second && debug_at(3))
+          debug_log(3, "schedule: " + std::string(op_name(u->op)) + " " + shape_str(u->shape) +
+                           " gets its own kernel (a reduction would compute each element " +
+                           std::to_string(reuse) + " times)");
+        return;  // what it is made of is that kernel's: one kernel, not one per node of the chain
+      }
       if (!expanded && broadcast_back(u.get(), enclosing, realize)) {  // stays fused: computed once per row
         for (const auto& s : u->src) walk(s, false, reuse, enclosing);
         return;

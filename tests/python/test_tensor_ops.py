@@ -458,3 +458,12 @@ def test_misc_math():
     np.testing.assert_array_equal(Tensor(x).isfinite().numpy(), np.isfinite(x))
     np.testing.assert_array_equal(Tensor(x).nan_to_num(posinf=9.0, neginf=-9.0).numpy(), np.nan_to_num(x, posinf=9, neginf=-9))
     assert math.isclose(Tensor(2.0).sqrt().item(), math.sqrt(2), rel_tol=1e-6)
+
+
+def test_random_input_of_a_product_is_computed_once():
+    # issue 13: Tensor.rand(100, 100) @ b recomputed the generator in the product's reduction
+    from lazygrad import GlobalCounters
+    b = Tensor.ones(100, 100).contiguous().realize()
+    GlobalCounters.reset()
+    (Tensor.rand(100, 100) @ b).realize()
+    assert GlobalCounters.global_ops <= 2_500_000
