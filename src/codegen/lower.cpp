@@ -11,6 +11,7 @@
 #include "codegen/kernel.h"
 #include "codegen/optimize.h"
 #include "ir/rewrite.h"
+#include "ir/walk.h"
 #include "lazygrad/error.h"
 #include "runtime/buffer.h"
 #include "shape/view.h"
@@ -213,16 +214,19 @@ std::string kernel_name(const UOpPtr& root, const Shape& out_shape) {
   std::vector<int64_t> reduce_sizes;
   std::unordered_set<const UOp*> seen;
   std::vector<const UOp*> stack{root.get()};
+  int64_t visits = 0;
   while (!stack.empty()) {
     const UOp* u = stack.back();
     stack.pop_back();
     if (!seen.insert(u).second) continue;
+    visits++;
     if (u->op == Ops::REDUCE) {
       for (size_t i = 1; i < u->src.size(); i++) reduce_sizes.push_back(u->src[i]->src[0]->const_int());
       continue;
     }
     for (size_t i = u->src.size(); i-- > 0;) stack.push_back(u->src[i].get());
   }
+  count_walk(visits, static_cast<int64_t>(seen.size()));
   std::string name = reduce_sizes.empty() ? "E" : "r";
   bool any = false;
   for (int64_t s : out_shape)

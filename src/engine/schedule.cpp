@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "debug.h"
+#include "ir/walk.h"
 #include "runtime/buffer.h"
 
 namespace lazygrad {
@@ -52,19 +53,17 @@ constexpr int64_t kRecomputeLimit = 8, kRecomputeMinSize = 4096, kRecomputeMinWo
 
 bool worth_realizing(const UOp* u, int64_t reuse, const RealizeSet& realize) {
   if (!is_alu(u->op)) return false;
-  std::unordered_set<const UOp*> seen;
+  auto input = [&](const UOp* x) {
+    return x->op == Ops::BUFFER || x->op == Ops::REDUCE_AXIS || (x != u && realize.count(x));
+  };
   int ops = 0;
   int64_t read = 0;
-  std::function<void(const UOp*)> walk = [&](const UOp* x) {
-    if (!seen.insert(x).second) return;
-    if (x->op == Ops::BUFFER || x->op == Ops::REDUCE_AXIS || (x != u && realize.count(x))) {
+  for (const UOp* x : toposort(u, [&](const UOp* x) { return !input(x); })) {
+    if (input(x))
       read += x->numel();
-      return;
-    }
-    ops += is_alu(x->op) && x->op != Ops::CAST;
-    for (const auto& s : x->src) walk(s.get());
-  };
-  walk(u);
+    else
+      ops += is_alu(x->op) && x->op != Ops::CAST;
+  }
   return ops >= 2 && (u->numel() >= kRecomputeMinSize || u->numel() * reuse >= kRecomputeMinWork) &&
          (u->numel() <= read || ops >= kCostlyOps);
 }
@@ -80,16 +79,11 @@ bool broadcast_back(const UOp* e, const UOp* enclosing, const RealizeSet& realiz
   // The reductions the broadcast value is made of (x.max(1, true) * -1: one), each of the row's
   // shape and reducing exactly the axes the expand brings back.
   std::vector<const UOp*> reductions;
-  std::unordered_set<const UOp*> seen;
-  std::function<void(const UOp*)> find = [&](const UOp* u) {
-    if (!seen.insert(u).second || u->op == Ops::BUFFER || realize.count(u)) return;
-    if (u->op == Ops::REDUCE_AXIS) {
-      reductions.push_back(u);
-      return;
-    }
-    for (const auto& s : u->src) find(s.get());
+  auto stop = [&](const UOp* u) {
+    return u->op == Ops::BUFFER || u->op == Ops::REDUCE_AXIS || realize.count(u);
   };
-  find(e->src[0].get());
+  for (const UOp* u : toposort(e->src[0].get(), [&](const UOp* u) { return !stop(u); }))
+    if (u->op == Ops::REDUCE_AXIS && !realize.count(u)) reductions.push_back(u);
   if (reductions.empty()) return false;
   for (const UOp* r : reductions) {
     if (r->src[0]->shape != e->shape || r->shape != e->src[0]->shape || r->numel() < kFusedRowsMin)
@@ -101,6 +95,48 @@ bool broadcast_back(const UOp* e, const UOp* enclosing, const RealizeSet& realiz
   return true;
 }
 
+// The ops on the longest path inside one kernel: a value deeper than this is computed into a buffer
+// of its own, so a chain of 100,000 additions is a few hundred kernels, not one function of 100,000
+// statements (and lowering and code generation stay well inside the call stack). Real kernels
+// (a fused backward pass, GELU and its gradient) are some tens of ops deep.
+constexpr int kMaxKernelDepth = 256;
+// The same for movement ops: views that do not merge (a reshape of a permute) stack up in the
+// kernel's index expression, whose simplification grows with the square of its depth (3,000
+// reshape/permute pairs took minutes). Real models have a handful in a row.
+constexpr int kMaxMovementDepth = 64;
+
+// Adds to `realize` the values where a kernel would grow deeper than kMaxKernelDepth; returns whether
+// it added any.
+bool cap_kernel_depth(const std::vector<UOpPtr>& targets, RealizeSet& realize) {
+  std::vector<const UOp*> roots;
+  for (const auto& t : targets) roots.push_back(t.get());
+  // ALU ops and movement ops on the longest path down to a load, inside its kernel.
+  std::unordered_map<const UOp*, std::pair<int, int>> depth;
+  bool added = false;
+  for (const UOp* u : toposort(roots, [](const UOp* u) { return u->op != Ops::BUFFER; })) {
+    int d = 0, m = 0;
+    for (const auto& s : u->src) {
+      if (s->op == Ops::BUFFER || realize.count(s.get())) continue;
+      auto [ds, ms] = depth[s.get()];
+      bool deep = ds >= kMaxKernelDepth && (is_alu(s->op) || s->op == Ops::REDUCE_AXIS);
+      bool long_view = ms >= kMaxMovementDepth && is_movement(s->op);
+      if (deep || long_view) {
+        realize.emplace(s.get(), s);
+        added = true;
+        debug_log(3, "schedule: " + std::string(op_name(s->op)) + " " + shape_str(s->shape) +
+                         " gets its own kernel (the kernel reading it would be over " +
+                         std::to_string(deep ? kMaxKernelDepth : kMaxMovementDepth) +
+                         (deep ? " ops deep)" : " movement ops deep)"));
+        continue;
+      }
+      d = std::max(d, ds);
+      m = std::max(m, ms);
+    }
+    depth[u] = {d + (is_alu(u->op) || u->op == Ops::REDUCE_AXIS ? 1 : 0), m + (is_movement(u->op) ? 1 : 0)};
+  }
+  return added;
+}
+
 // Adds reductions that must not be fused; returns whether it added any.
 bool split_reductions(RealizeSet& realize) {
   std::map<const UOp*, std::set<const UOp*>> reached_by;
@@ -110,12 +146,22 @@ bool split_reductions(RealizeSet& realize) {
     const UOpPtr& root_ptr = entry.second;
     std::set<std::tuple<const UOp*, bool, int64_t, const UOp*>> seen;
     // expanded: read through an expand; reuse: how many times a reduction above reads each element;
-    // enclosing: the innermost reduction above.
-    std::function<void(const UOpPtr&, bool, int64_t, const UOp*)> walk = [&](const UOpPtr& u, bool expanded,
-                                                                             int64_t reuse,
-                                                                             const UOp* enclosing) {
-      if (u->op == Ops::BUFFER || (u.get() != root && realize.count(u.get()))) return;
-      if (!seen.insert({u.get(), expanded, reuse, enclosing}).second) return;
+    // enclosing: the innermost reduction above. A stack, not recursion: a graph may be very deep.
+    struct Visit {
+      const UOpPtr* u;
+      bool expanded;
+      int64_t reuse;
+      const UOp* enclosing;
+    };
+    std::vector<Visit> stack{{&root_ptr, false, 0, nullptr}};
+    int64_t visits = 0;
+    while (!stack.empty()) {
+      auto [p, expanded, reuse, enclosing] = stack.back();
+      stack.pop_back();
+      const UOpPtr& u = *p;
+      if (u->op == Ops::BUFFER || (u.get() != root && realize.count(u.get()))) continue;
+      if (!seen.insert({u.get(), expanded, reuse, enclosing}).second) continue;
+      visits++;
       if (u->op == Ops::REDUCE_AXIS && u.get() != root) {
         reached_by[u.get()].insert(root);
         ptrs[u.get()] = u;
@@ -128,20 +174,21 @@ bool split_reductions(RealizeSet& realize) {
           debug_log(3, "schedule: " + std::string(op_name(u->op)) + " " + shape_str(u->shape) +
                            " gets its own kernel (a reduction would compute each element " +
                            std::to_string(reuse) + " times)");
-        return;  // what it is made of is that kernel's: one kernel, not one per node of the chain
+        continue;  // what it is made of is that kernel's: one kernel, not one per node of the chain
       }
       if (!expanded && broadcast_back(u.get(), enclosing, realize)) {  // stays fused: computed once per row
-        for (const auto& s : u->src) walk(s, false, reuse, enclosing);
-        return;
+        for (const auto& s : u->src) stack.push_back({&s, false, reuse, enclosing});
+        continue;
       }
       bool e = expanded || expands(u.get());
       int64_t r = reuse;
       if (u->op == Ops::REDUCE_AXIS) r = 1;  // counted from each reduction on down
       if (r && expands(u.get()))
         r = std::min<int64_t>(r * (u->numel() / std::max<int64_t>(u->src[0]->numel(), 1)), 1 << 30);
-      for (const auto& s : u->src) walk(s, e, r, u->op == Ops::REDUCE_AXIS ? u.get() : enclosing);
-    };
-    walk(root_ptr, false, 0, nullptr);
+      for (const auto& s : u->src)
+        stack.push_back({&s, e, r, u->op == Ops::REDUCE_AXIS ? u.get() : enclosing});
+    }
+    count_walk(visits, static_cast<int64_t>(seen.size()));
   }
   for (const auto& [r, roots] : reached_by)
     if (roots.size() > 1 && !must.count(r)) {
@@ -244,26 +291,39 @@ std::vector<UOpPtr> substitute_realized(const std::vector<UOpPtr>& targets,
   RealizedNodes& r = realized_nodes();
   std::lock_guard<std::mutex> lock(r.mu);
   if (r.map.empty()) return targets;
-  std::unordered_map<const UOp*, UOpPtr> done;
-  std::function<UOpPtr(const UOpPtr&)> visit = [&](const UOpPtr& u) -> UOpPtr {
-    if (auto it = done.find(u.get()); it != done.end()) return it->second;
+  // Sources first (a loop, not recursion); a node computed earlier is replaced whole.
+  std::vector<const UOp*> roots;
+  for (const auto& t : targets) roots.push_back(t.get());
+  std::unordered_map<const UOp*, UOpPtr> done;  // node -> its replacement (null: unchanged)
+  auto replaced = [&](const UOpPtr& u) {
+    auto it = done.find(u.get());
+    return it != done.end() && it->second ? it->second : u;
+  };
+  for (const UOp* u : toposort(roots, [&](const UOp* u) { return !r.map.count(u); })) {
     UOpPtr out;
-    if (auto it = r.map.find(u.get()); it != r.map.end()) {
+    if (auto it = r.map.find(u); it != r.map.end()) {
       out = it->second.second;
     } else {
       std::vector<UOpPtr> src;
       bool changed = false;
       for (const auto& s : u->src) {
-        src.push_back(visit(s));
+        src.push_back(replaced(s));
         changed |= src.back() != s;
       }
-      out = changed ? make_uop_with_shape(u->op, u->dtype, std::move(src), u->arg, u->shape) : u;
+      if (changed) out = make_uop_with_shape(u->op, u->dtype, std::move(src), u->arg, u->shape);
     }
-    if (out != u) old_of[out.get()] = u;
-    return done[u.get()] = out;
-  };
+    done[u] = out;
+  }
   std::vector<UOpPtr> out;
-  for (const auto& t : targets) out.push_back(visit(t));
+  for (const auto& t : targets) out.push_back(replaced(t));
+  // old_of: each new node -> the node it replaces (the old node is held by its graph's parents or the
+  // targets, so the pointer stays valid while the schedule is made).
+  std::unordered_map<const UOp*, UOpPtr> holder;
+  for (const UOp* u : toposort(roots))
+    for (const auto& s : u->src) holder.emplace(s.get(), s);
+  for (const auto& t : targets) holder.emplace(t.get(), t);
+  for (const auto& [old, repl] : done)
+    if (repl) old_of[repl.get()] = holder.at(old);
   return out;
 }
 
@@ -297,15 +357,20 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets, const std:
   for (const auto& t : targets)
     if (!is_buffer_view(t.get())) realize.emplace(t.get(), t);
   // CONTIGUOUS and ASSIGN always write a buffer.
-  std::unordered_set<const UOp*> visited;
-  std::function<void(const UOpPtr&)> collect = [&](const UOpPtr& u) {
-    if (!visited.insert(u.get()).second) return;
+  auto always = [&](const UOpPtr& u) {
     if (u->op == Ops::CONTIGUOUS || u->op == Ops::ASSIGN) realize.emplace(u.get(), u);
-    for (const auto& s : u->src) collect(s);
   };
-  for (const auto& t : targets) collect(t);
-  while (split_reductions(realize)) {
+  std::vector<const UOp*> roots;
+  for (const auto& t : targets) {
+    roots.push_back(t.get());
+    always(t);
   }
+  for (const UOp* u : toposort(roots))
+    for (const auto& src : u->src) always(src);
+  do {
+    while (split_reductions(realize)) {
+    }
+  } while (cap_kernel_depth(targets, realize));
 
   // Buffers: fresh ones, except that an ASSIGN writes into its target's buffer, unless a graph
   // outside this realize will still read the old contents (then it writes a copy: copy-on-write).
@@ -378,16 +443,29 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets, const std:
     }
   }
   Schedule sched;
+  // Each kernel after the kernels it depends on (a loop over a stack: a long chain has many kernels).
   std::set<const UOp*> placed, visiting;
-  std::function<void(const UOp*)> place = [&](const UOp* u) {
-    if (placed.count(u)) return;
-    if (!visiting.insert(u).second)
-      throw Error("schedule: cycle between kernels (an assign read by its own input?)");
-    for (const UOp* d : deps[u]) place(d);
-    placed.insert(u);
-    sched.kernels.push_back(std::move(kernels.at(u)));
-  };
-  for (const auto& [u, k] : kernels) place(u);
+  for (const auto& entry : kernels) {
+    std::vector<std::pair<const UOp*, std::set<const UOp*>::const_iterator>> stack;
+    auto enter = [&](const UOp* u) {
+      if (placed.count(u)) return;
+      if (!visiting.insert(u).second)
+        throw Error("schedule: cycle between kernels (an assign read by its own input?)");
+      stack.push_back({u, deps[u].cbegin()});
+    };
+    enter(entry.first);
+    while (!stack.empty()) {
+      auto& [u, next] = stack.back();
+      if (next != deps[u].cend()) {
+        const UOp* d = *next++;
+        enter(d);
+        continue;
+      }
+      placed.insert(u);
+      sched.kernels.push_back(std::move(kernels.at(u)));
+      stack.pop_back();
+    }
+  }
 
   auto view_of = [&](const UOp* u, const UOpPtr& node) {
     return in_place.count(u) ? node->src[0] : buffer_view(buffers[u], node->shape);

@@ -10,6 +10,7 @@
 
 #include "ir/rewrite.h"
 #include "ir/uop.h"
+#include "ir/walk.h"
 
 namespace lazygrad {
 
@@ -322,8 +323,19 @@ UOpPtr simplify_node(UOpPtr u) {
 
 std::pair<int64_t, int64_t> UOp::bounds() const {
   if (bounds_) return *bounds_;
+  bool sources_known =
+      std::all_of(src.begin(), src.end(), [](const UOpPtr& s) { return s->bounds_.has_value(); });
+  if (!sources_known)  // the sources first, without recursion: an index expression can be deep
+    for (const UOp* u : toposort(this, [](const UOp* n) { return !n->bounds_; }))
+      if (!u->bounds_) u->bounds_ = u->own_bounds();
+  if (!bounds_) bounds_ = own_bounds();
+  return *bounds_;
+}
+
+// This node's bounds from its sources' (known already).
+std::pair<int64_t, int64_t> UOp::own_bounds() const {
   std::pair<int64_t, int64_t> r = dtype_range(dtype);
-  auto b = [&](size_t i) { return src[i]->bounds(); };
+  auto b = [&](size_t i) { return *src[i]->bounds_; };
   switch (op) {
     case Ops::CONST:
       if (!is_float(dtype)) r = {const_int(), const_int()};
@@ -364,7 +376,6 @@ std::pair<int64_t, int64_t> UOp::bounds() const {
     default:
       break;
   }
-  bounds_ = r;
   return r;
 }
 

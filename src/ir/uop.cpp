@@ -134,10 +134,28 @@ Shape infer_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
 }  // namespace
 
 UOp::~UOp() {
-  Table& t = table();
-  std::lock_guard<std::mutex> lock(t.mu);
-  auto it = t.map.find(Key{this});
-  if (it != t.map.end() && it->first.node == this) t.map.erase(it);
+  {
+    Table& t = table();
+    std::lock_guard<std::mutex> lock(t.mu);
+    auto it = t.map.find(Key{this});
+    if (it != t.map.end() && it->first.node == this) t.map.erase(it);
+  }
+  // The sources are released here, in a loop: a node whose last reference goes hands its own sources
+  // to this loop instead of destroying them itself, so a chain of 100,000 nodes dies without 100,000
+  // nested destructors.
+  thread_local std::vector<UOpPtr>* releasing = nullptr;
+  if (releasing) {
+    for (auto& s : src) releasing->push_back(std::move(s));
+    return;
+  }
+  std::vector<UOpPtr> pending = std::move(src);
+  releasing = &pending;
+  while (!pending.empty()) {
+    UOpPtr last = std::move(pending.back());
+    pending.pop_back();
+    last.reset();  // if this was the last reference, its sources are now in `pending`
+  }
+  releasing = nullptr;
 }
 
 UOpPtr make_uop_with_shape(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg,
@@ -246,31 +264,44 @@ int64_t UOp::numel() const {
   return n;
 }
 
-std::string UOp::str(int depth) const {
+std::string UOp::str() const {
   std::ostringstream os;
-  os << std::string(depth * 2, ' ') << op_name(op) << " " << dtype_name(dtype);
-  if (!shape.empty()) os << " " << shape_str(shape);
-  std::visit(
-      [&](const auto& a) {
-        using A = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<A, int64_t> || std::is_same_v<A, double>)
-          os << " arg=" << a;
-        else if constexpr (std::is_same_v<A, std::vector<int64_t>>)
-          os << " arg=" << shape_str(a);
-        else if constexpr (std::is_same_v<A, ReduceArg>)
-          os << " " << op_name(a.op) << " axes=" << shape_str(a.axes);
-        else if constexpr (std::is_same_v<A, std::shared_ptr<Buffer>>)
-          os << " buf=" << a.get();
-        else if constexpr (std::is_same_v<A, std::shared_ptr<VariableState>>)
-          os << " var=" << a.get();
-        else if constexpr (std::is_same_v<A, RangeArg>)
-          os << " id=" << a.id << " " << kAxisLetters[static_cast<int>(a.kind)];
-        else if constexpr (std::is_same_v<A, std::shared_ptr<GradFn>>)
-          os << " grad_fn=" << a.get();
-      },
-      arg);
-  os << "\n";
-  for (const auto& s : src) os << s->str(depth + 1);
+  std::unordered_map<const UOp*, int> number;  // nodes printed so far
+  std::vector<std::pair<const UOp*, int>> stack{{this, 0}};
+  while (!stack.empty()) {
+    auto [u, depth] = stack.back();
+    stack.pop_back();
+    os << std::string(depth * 2, ' ');
+    if (auto it = number.find(u); it != number.end()) {
+      os << "#" << it->second << " (above)\n";
+      continue;
+    }
+    int n = static_cast<int>(number.size());
+    number[u] = n;
+    os << "#" << n << " " << op_name(u->op) << " " << dtype_name(u->dtype);
+    if (!u->shape.empty()) os << " " << shape_str(u->shape);
+    std::visit(
+        [&](const auto& a) {
+          using A = std::decay_t<decltype(a)>;
+          if constexpr (std::is_same_v<A, int64_t> || std::is_same_v<A, double>)
+            os << " arg=" << a;
+          else if constexpr (std::is_same_v<A, std::vector<int64_t>>)
+            os << " arg=" << shape_str(a);
+          else if constexpr (std::is_same_v<A, ReduceArg>)
+            os << " " << op_name(a.op) << " axes=" << shape_str(a.axes);
+          else if constexpr (std::is_same_v<A, std::shared_ptr<Buffer>>)
+            os << " buf=" << a.get();
+          else if constexpr (std::is_same_v<A, std::shared_ptr<VariableState>>)
+            os << " var=" << a.get();
+          else if constexpr (std::is_same_v<A, RangeArg>)
+            os << " id=" << a.id << " " << kAxisLetters[static_cast<int>(a.kind)];
+          else if constexpr (std::is_same_v<A, std::shared_ptr<GradFn>>)
+            os << " grad_fn=" << a.get();
+        },
+        u->arg);
+    os << "\n";
+    for (size_t i = u->src.size(); i-- > 0;) stack.push_back({u->src[i].get(), depth + 1});
+  }
   return os.str();
 }
 

@@ -72,9 +72,11 @@ struct UOp {
   int64_t vmax() const { return bounds().second; }
   std::pair<int64_t, int64_t> bounds() const;
 
-  std::string str(int depth = 0) const;  // the graph as indented text (DEBUG=5)
+  // The graph as indented text (DEBUG=5); a node met again is named by its number, not repeated.
+  std::string str() const;
 
  private:
+  std::pair<int64_t, int64_t> own_bounds() const;
   mutable std::optional<std::pair<int64_t, int64_t>> bounds_;
 };
 

@@ -273,26 +273,49 @@ std::vector<UOpPtr> backprop(const UOpPtr& root, const UOpPtr& upstream, const s
   std::unordered_map<const UOp*, UOpPtr> computed_from;
   std::vector<UOpPtr> order;  // sources before users
   std::unordered_set<const Buffer*> stale;  // read by a kept graph, overwritten since
-  std::function<bool(const UOpPtr&)> visit = [&](const UOpPtr& u) -> bool {
-    if (auto it = reaches.find(u.get()); it != reaches.end()) return it->second;
-    bool r = target_set.count(u.get()) > 0;
-    if (UOpPtr from = r ? nullptr : realized_graphs().find(u.get(), &stale)) {
-      computed_from[u.get()] = from;
-      r = visit(from);
-    } else if (grad_fn(u)) {
-      for (size_t k = 1; k < u->src.size(); k++) r = visit(u->src[k]) || r;
-    } else if (u->op != Ops::DETACH) {
-      for (const auto& s : u->src) r = visit(s) || r;
-    }
-    reaches[u.get()] = r;
-    if (r) order.push_back(u);
-    return r;
+  // A loop over a stack, not recursion: the graph of a long chain is as deep as the chain. Each
+  // frame holds a node, the nodes its gradient flows to, and whether any of them reached a target.
+  struct Frame {
+    UOpPtr u;
+    std::vector<UOpPtr> next;
+    size_t i = 0;
+    bool r = false;
   };
+  auto open = [&](const UOpPtr& u) {
+    Frame f{u, {}, 0, target_set.count(u.get()) > 0};
+    if (UOpPtr from = f.r ? nullptr : realized_graphs().find(u.get(), &stale)) {
+      computed_from[u.get()] = from;
+      f.next = {from};
+    } else if (grad_fn(u)) {
+      f.next.assign(u->src.begin() + 1, u->src.end());
+    } else if (u->op != Ops::DETACH) {
+      f.next = u->src;
+    }
+    return f;
+  };
+  std::vector<Frame> stack{open(root)};
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (f.i < f.next.size()) {
+      UOpPtr s = f.next[f.i++];
+      if (auto it = reaches.find(s.get()); it != reaches.end()) {
+        f.r = f.r || it->second;
+        continue;
+      }
+      reaches[s.get()] = false;  // a placeholder while its frame is open (the graph has no cycles)
+      stack.push_back(open(s));
+      continue;
+    }
+    Frame done = std::move(f);
+    stack.pop_back();
+    reaches[done.u.get()] = done.r;
+    if (done.r) order.push_back(done.u);
+    if (!stack.empty()) stack.back().r = stack.back().r || done.r;
+  }
   auto accumulate = [&](const UOpPtr& s, const UOpPtr& g) {
     auto [it, fresh] = grads.try_emplace(s.get(), g);
     if (!fresh) it->second = make_uop(Ops::ADD, s->dtype, {it->second, g});
   };
-  visit(root);
   if (reaches[root.get()]) grads[root.get()] = upstream;
   for (size_t i = order.size(); i-- > 0;) {
     const UOpPtr& u = order[i];
