@@ -176,3 +176,29 @@ TEST(CompilerFuzz, FloatComparisonWithInfinityIsNotFolded) {
   Tensor h = Tensor::from_vector<float>({0.5f, -2.7f, 3.0f}, {3}).to(kFloat16).realize();
   EXPECT_EQ(h.trunc().to(kFloat32).to_vector<float>(), (std::vector<float>{0, -2, 3}));
 }
+
+// Seed 3306 (sampled opts U0:2 V1:4 G2:0): a cumprod's product over a window, with lanes on an
+// output axis, gave the product's identity on three lanes of four: GCC 12's loop if-conversion
+// miscompiled the kernel at -O2 with AVX-512VL (right at -O0, with clang and under UBSan); the
+// renderer turns that pass off in every kernel.
+TEST(CompilerFuzz, ProductOverAWindowWithLanesOnAnOutputAxis) {
+  std::vector<float> v(8 * 4 * 7);
+  for (size_t i = 0; i < v.size(); i++) v[i] = 1.0f + 0.3f * std::sin(1.7f * static_cast<float>(i));
+  auto cumprod = [&] {
+    Tensor x = Tensor::from_vector(v, {8, 4, 7}).to(kBFloat16).realize();
+    Tensor y = x.cumprod(2);
+    y.realize();
+    return y.to(kFloat32).to_vector<float>();
+  };
+  std::vector<float> want = cumprod();  // the default opts
+  ForcedOpts opts({{AxisKind::Upcast, 0, 2}, {AxisKind::Vector, 1, 4}, {AxisKind::Global, 2, 0}}, 0x3306);
+  EXPECT_EQ(cumprod(), want);
+}
+
+// Seed 3544: a sum over a padded empty axis (pad of a {13, 0} tensor) computed its never-read index
+// with % 0 and failed with "integer division by zero"; an empty shape has no index to unravel.
+TEST(CompilerFuzz, PaddedEmptyAxis) {
+  Tensor x = Tensor::zeros({13, 0});
+  Tensor p = x.gt(0.5f).pad({1, 2}, 0).sum({0}, true);
+  EXPECT_EQ(p.to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 0}));
+}

@@ -211,6 +211,12 @@ class CRenderer {
     std::string k = kernel.str();
     std::ostringstream os;
     os << "#include <math.h>\n#include <stdint.h>\n";
+    // GCC 12's loop if-conversion miscompiles some of these kernels at -O2 with AVX-512VL: a vector
+    // product reduction whose select reads `r < k | r == k` came out as the identity on three lanes
+    // of four (the compiler fuzzer's seed 3306; right at -O0, with clang, and with UBSan). Our
+    // loops carry their own vectors, so the loss is small (measured in docs/testing.md).
+    os << "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC "
+          "optimize(\"no-tree-loop-if-convert\")\n#endif\n";
     // Vector accumulators may fuse multiply and add (one rounding), as BLAS does; elementwise
     // kernels keep PyTorch's two roundings.
     if (fma_)

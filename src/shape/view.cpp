@@ -23,6 +23,10 @@ UOpPtr ravel(const std::vector<UOpPtr>& idx, const Shape& shape) {
 }
 
 std::vector<UOpPtr> unravel(const UOpPtr& flat, const Shape& shape) {
+  // A shape with no elements has no index to unravel (only masked reads reach it: a padded empty
+  // axis); its divisors would be 0, and an integer % 0 is a kernel error.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end())
+    return std::vector<UOpPtr>(shape.size(), index_const(0));
   std::vector<UOpPtr> out(shape.size());
   int64_t acc = 1;
   for (size_t i = shape.size(); i-- > 0;) {

@@ -225,8 +225,18 @@ std::optional<Mismatch> check(const Program& p, const Mode& m) {
 Program minimize(Program p, const Mode& m, int attempts) {
   auto first = check(p, m);
   if (!first) return p;
-  p.outputs = {p.outputs[first->output]};
-  p = prune(p);
+  if (first->element >= 0) {  // a value differs: that output alone
+    p.outputs = {p.outputs[first->output]};
+    p = prune(p);
+  } else {  // an exception, from some output's kernels: drop the outputs it does not need
+    for (size_t o = p.outputs.size(); o-- > 0 && p.outputs.size() > 1 && attempts > 0;) {
+      Program q = p;
+      q.outputs.erase(q.outputs.begin() + static_cast<std::ptrdiff_t>(o));
+      q = prune(q);
+      attempts--;
+      if (check(q, m)) p = q;
+    }
+  }
   bool changed = true;
   while (changed && attempts > 0) {
     changed = false;

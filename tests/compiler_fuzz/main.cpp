@@ -95,6 +95,7 @@ int main(int argc, char** argv) {
       std::cout << "FAIL seed " << seed << ", mode " << m.name << ": " << mm->what << "\n";
       Program small = do_minimize ? minimize(p, m) : p;
       auto again = check(small, m);
+      if (!again) small = p;  // the failure needs more than one run's state: the whole program
       std::cout << report(small, m, again ? *again : *mm) << std::flush;
       break;  // one report per program
     }
