@@ -302,6 +302,95 @@ TEST(Errors, IntegerDivisionByZeroAtRealize) {
   EXPECT_FLOAT_EQ(q[2], 3.0f);
 }
 
+// ------------------------------------------------------------------ sizes past 64 bits (issue 13)
+// An element count times the item size that wrapped around once sized a 64-byte buffer for a
+// kernel that wrote 2^62 elements into it (SIGSEGV). Every shape is checked where it is made: its
+// elements and its bytes fit in int64, or a SizeError names the op and the shape, before anything
+// is allocated.
+
+constexpr int64_t kTwo31 = int64_t(1) << 31, kTwo32 = int64_t(1) << 32, kTwo40 = int64_t(1) << 40;
+constexpr int64_t kTwo62 = int64_t(1) << 62, kInt64Max = INT64_MAX;
+
+// Checks, when it goes out of scope, that no buffer memory was allocated while it lived.
+struct NothingAllocated {
+  int64_t mem = lazygrad::GlobalCounters::mem_used, live = lazygrad::GlobalCounters::buffers_live;
+  ~NothingAllocated() {
+    EXPECT_EQ(lazygrad::GlobalCounters::mem_used.load(), mem);
+    EXPECT_EQ(lazygrad::GlobalCounters::buffers_live.load(), live);
+  }
+};
+
+TEST(Sizes, EyeWhoseBytesPass64Bits) {
+  NothingAllocated nothing;
+  EXPECT_LG_ERROR(Tensor::eye(kTwo31).realize(), {"eye"}, {{kTwo31, kTwo31}}, {"64 bits", "float32"});
+  EXPECT_THROW(Tensor::eye(kTwo31), lazygrad::SizeError);
+  EXPECT_EQ(Tensor::eye(kTwo31, 1, lazygrad::kBool).shape(), (Shape{kTwo31, 1}));  // small enough
+}
+
+TEST(Sizes, ArangePast64Bits) {
+  NothingAllocated nothing;
+  EXPECT_LG_ERROR(Tensor::arange(kTwo62).realize(), {"arange"}, {{kTwo62}}, {"64 bits"});
+  // a count past int64 is not even an int64 to convert (undefined before)
+  EXPECT_LG_ERROR(Tensor::arange(0.0, 1e30), {"arange"}, {}, {"64 bits"});
+  EXPECT_LG_ERROR(Tensor::arange(0.0, 1e300, 1e-300), {"arange"}, {}, {"64 bits"});
+  EXPECT_LG_ERROR(Tensor::linspace(0, 1, kTwo62), {"linspace"}, {{kTwo62}});
+}
+
+TEST(Sizes, EmptyPlusOne) {
+  NothingAllocated nothing;
+  EXPECT_LG_ERROR((Tensor::empty({kTwo62}) + 1).realize(), {"empty"}, {{kTwo62}}, {"64 bits"});
+}
+
+TEST(Sizes, OnesMadeContiguous) {
+  NothingAllocated nothing;
+  EXPECT_LG_ERROR(Tensor::ones({kTwo31, kTwo31}).contiguous().realize(), {"ones"}, {{kTwo31, kTwo31}});
+  EXPECT_LG_ERROR(Tensor::zeros({kTwo31, kTwo31}), {"zeros"}, {{kTwo31, kTwo31}});
+  EXPECT_LG_ERROR(Tensor::full({kTwo31, kTwo31}, 2.0), {"full"}, {{kTwo31, kTwo31}});
+  EXPECT_LG_ERROR(Tensor::rand({kTwo31, kTwo31}), {"rand"}, {{kTwo31, kTwo31}});
+  EXPECT_LG_ERROR(Tensor::randn({kTwo31, kTwo31}), {"randn"}, {{kTwo31, kTwo31}});
+  // int8 values are small, but randint draws two uint64 for each
+  EXPECT_LG_ERROR(Tensor::randint(0, 5, {kTwo62}, lazygrad::kInt8), {"randint"});
+}
+
+TEST(Sizes, NumelNeverWraps) {
+  NothingAllocated nothing;
+  EXPECT_LG_ERROR(Tensor::empty({kTwo32, kTwo32}), {"empty"}, {{kTwo32, kTwo32}}, {"64 bits"});
+  EXPECT_LG_ERROR(Tensor::ones({3, kTwo62}), {"ones"}, {{3, kTwo62}}, {"64 bits"});
+  EXPECT_THROW(Tensor::ones({3, kTwo62}), lazygrad::SizeError);
+  // numpy's rule: a zero-size tensor's other sizes multiply within int64 too (its strides do)
+  EXPECT_LG_ERROR(Tensor::empty({0, kTwo40, kTwo40}), {"empty"}, {{0, kTwo40, kTwo40}});
+  EXPECT_EQ(Tensor::empty({0, kTwo40}).numel(), 0);
+  // the largest counts are counted right
+  Tensor big = Tensor::empty({kTwo62}, lazygrad::kUInt8);
+  EXPECT_EQ(big.numel(), kTwo62);
+  EXPECT_EQ(big.nbytes(), static_cast<size_t>(kTwo62));
+  EXPECT_EQ(Tensor::empty({kTwo31, kTwo31}, lazygrad::kUInt8).nbytes(), static_cast<size_t>(kTwo62));
+  EXPECT_LG_ERROR(Tensor::empty({kTwo31, kTwo31}, lazygrad::kInt16), {"empty"}, {{kTwo31, kTwo31}},
+                  {"int16", "bytes", "64 bits"});  // 2^63 bytes
+}
+
+TEST(Sizes, ShapeOpsCheckWhatTheyMake) {
+  NothingAllocated nothing;
+  Tensor small = Tensor::ones({3, 1}, lazygrad::kBool);
+  EXPECT_LG_ERROR(small.expand({3, kTwo62}), {"expand"}, {{3, kTwo62}}, {"64 bits"});
+  // a product that wraps to 0 matched a zero-size tensor's count
+  EXPECT_LG_ERROR(Tensor::empty({0}).reshape({4, kTwo62}), {"reshape"}, {{4, kTwo62}});
+  EXPECT_LG_ERROR(Tensor::empty({0}).reshape({-1, kTwo62, 4}), {"reshape"});
+  EXPECT_LG_ERROR(Tensor::ones({4}, lazygrad::kBool).pad({kInt64Max, 1}), {"pad"}, {}, {"64 bits"});
+  EXPECT_LG_ERROR(Tensor::ones({4}).pad({kTwo62, 0}), {"pad"}, {}, {"64 bits"});  // 2^62 float32
+  EXPECT_LG_ERROR(Tensor::ones({2}, lazygrad::kBool).repeat({kTwo62}), {"repeat"}, {}, {"64 bits"});
+  EXPECT_LG_ERROR(Tensor::ones({2}, lazygrad::kBool).repeat_interleave(kTwo62), {"repeat_interleave"});
+  Tensor half = Tensor::ones({1}, lazygrad::kBool).expand({kTwo62});  // 2^62 bytes: fits
+  EXPECT_LG_ERROR(Tensor::cat({half, half}), {"cat"}, {}, {"64 bits"});
+  // sizes whose sum wraps around to the dimension's size
+  EXPECT_LG_ERROR(f32({2}).split_with_sizes({kInt64Max, kInt64Max, 4}), {"split_with_sizes"});
+  // an op's own node: bools of 2^62 bytes cast to 2^64 bytes of float32
+  EXPECT_LG_ERROR(Tensor::ones({kTwo62}, lazygrad::kBool).to(lazygrad::kFloat32), {"cast", "to"}, {{kTwo62}});
+  // a step past the end is the first element alone (padding to a multiple of it wrapped before)
+  EXPECT_EQ(f32({5}).slice(0, 0, 5, kInt64Max).to_vector<float>(), std::vector<float>{-1.0f});
+  EXPECT_EQ(f32({5}).slice(0, 1, 5, kTwo62).to_vector<float>(), std::vector<float>{-0.5f});
+}
+
 // ------------------------------------------------------------------ more that PyTorch rejects
 // (not in the issue's list, but PyTorch raises for each; kept apart so failures here read as such)
 

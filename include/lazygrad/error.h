@@ -14,6 +14,12 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A shape that cannot be: a negative size, or more elements (or bytes) than fit in 64 bits.
+class SizeError : public Error {
+ public:
+  using Error::Error;
+};
+
 // "{2, 3}" for error messages.
 std::string shape_str(const std::vector<int64_t>& shape);
 

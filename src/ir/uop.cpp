@@ -8,6 +8,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "shape/size.h"
+
 namespace lazygrad {
 
 namespace {
@@ -180,6 +182,7 @@ UOpPtr make_uop_with_shape(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg
   }
   // Shape inference may throw; do it before the node is published.
   node->shape = shape ? *shape : infer_shape(op, node->src, node->arg);
+  checked_nbytes(node->shape, node->dtype, op_name(op));  // every tensor-level shape passes here
   std::lock_guard<std::mutex> lock(t.mu);
   auto [it, inserted] = t.map.try_emplace(Key{node.get()}, node);
   if (!inserted) {

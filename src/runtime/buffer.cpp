@@ -10,6 +10,7 @@
 
 #include "lazygrad/counters.h"
 #include "lazygrad/error.h"
+#include "shape/size.h"
 
 namespace lazygrad {
 
@@ -57,7 +58,8 @@ Pool& pool() {
   return *p;
 }
 
-// aligned_alloc wants a multiple of the alignment, and never 0 bytes.
+// aligned_alloc wants a multiple of the alignment, and never 0 bytes. n fits in int64 (the
+// constructor checks), so rounding up cannot wrap.
 size_t rounded(size_t n) { return n ? (n + 63) / 64 * 64 : 64; }
 
 }  // namespace
@@ -65,9 +67,15 @@ size_t rounded(size_t n) { return n ? (n + 63) / 64 * 64 : 64; }
 // GlobalCounters::mem_used counts nbytes() (as tinygrad does, not the rounded allocation) of pool
 // memory only: an external buffer's memory is its owner's (a file mapping, paged in from the file),
 // so it counts in buffers_live alone.
+Buffer::Buffer(std::string device, DType dtype, int64_t size)
+    : device(std::move(device)), dtype(dtype), size(size) {
+  checked_nbytes({size}, dtype, "Buffer");
+}
+
 Buffer::Buffer(std::string device, DType dtype, int64_t size, std::shared_ptr<void> memory)
     : device(std::move(device)), dtype(dtype), size(size), external_(std::move(memory)) {
   if (!external_) throw Error("Buffer: external memory is null");
+  checked_nbytes({size}, dtype, "Buffer");
   data_ = external_.get();
   GlobalCounters::buffers_live++;
 }

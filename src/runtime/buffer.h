@@ -12,11 +12,11 @@
 namespace lazygrad {
 
 struct Buffer {
-  Buffer(std::string device, DType dtype, int64_t size)
-      : device(std::move(device)), dtype(dtype), size(size) {}
+  // Throws SizeError when `size` elements of `dtype` are not a byte count int64 holds.
+  Buffer(std::string device, DType dtype, int64_t size);
   // Over memory someone else owns: `memory.get()` holds `size` elements aligned to the dtype's size,
   // and `memory` keeps them alive (for a mapped file: shared_ptr's aliasing constructor over the
-  // file's owner). Never given to the pool. Throws Error when `memory` is null.
+  // file's owner). Never given to the pool. Throws Error when `memory` is null, or the size is bad.
   Buffer(std::string device, DType dtype, int64_t size, std::shared_ptr<void> memory);
   ~Buffer();
   Buffer(const Buffer&) = delete;

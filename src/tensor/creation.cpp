@@ -1,16 +1,23 @@
 // Creation: constants, ranges and random numbers, all lazy (computed inside the consuming kernel).
 #include <cmath>
 #include <numbers>
+#include <sstream>
 
 #include "ir/variable_state.h"
+#include "shape/size.h"
 #include "tensor/tensor_impl.h"
 
 namespace lazygrad {
 
 namespace {
 
-void check_shape(const Shape& shape, const char* op) {
-  for (int64_t s : shape) require(s >= 0, std::string(op) + ": negative size in shape " + shape_str(shape));
+// The element count of a random tensor of `shape`, checked for the uint64 draws behind it (two an
+// element for float64), which are a tensor of their own in the graph.
+int64_t random_numel(const Shape& shape, bool float64, const char* op) {
+  Shape draws = shape;
+  if (float64) draws.push_back(2);
+  checked_nbytes(draws, kUInt64, op);
+  return checked_numel(shape, op);
 }
 
 Tensor broadcast_const(UOpPtr c, const Shape& shape) {
@@ -72,10 +79,13 @@ Tensor uniform01(int64_t n, DType dtype) {
   return dtype == kFloat32 ? u : u.to(dtype);
 }
 
-int64_t numel_of(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
+std::string scalar_text(Scalar v) {
+  std::ostringstream os;
+  if (v.is_float())
+    os << v.to_double();
+  else
+    os << v.to_int();
+  return os.str();
 }
 
 }  // namespace
@@ -90,19 +100,19 @@ RngState& rng_state() {
 }
 
 Tensor Tensor::full(const Shape& shape, Scalar value, std::optional<DType> dtype) {
-  check_shape(shape, "full");
   DType dt = dtype ? *dtype
                    : value.kind() == Scalar::Kind::Float ? kFloat32
                    : value.kind() == Scalar::Kind::Int   ? kInt64
                                                          : kBool;
+  checked_nbytes(shape, dt, "full");
   return broadcast_const(scalar_tensor(value, dt).uop(), shape);
 }
 Tensor Tensor::zeros(const Shape& shape, DType dtype) {
-  check_shape(shape, "zeros");
+  checked_nbytes(shape, dtype, "zeros");
   return full(shape, 0, dtype);
 }
 Tensor Tensor::ones(const Shape& shape, DType dtype) {
-  check_shape(shape, "ones");
+  checked_nbytes(shape, dtype, "ones");
   return full(shape, 1, dtype);
 }
 Tensor Tensor::zeros_like(const Tensor& t) { return full(t.shape(), 0, t.dtype()); }
@@ -119,7 +129,14 @@ Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType
           "arange: upper bound and lower bound inconsistent with step sign");
   bool floaty = start.is_float() || end.is_float() || step.is_float();
   DType dt = dtype ? *dtype : floaty ? kFloat32 : kInt64;
-  auto n = static_cast<int64_t>(std::ceil(span / step.to_double()));
+  // Counted in double, as PyTorch does; a count past int64 would be undefined to convert.
+  double count = std::ceil(span / step.to_double());
+  if (!(count < 9223372036854775808.0))
+    throw SizeError("arange: [" + scalar_text(start) + ", " + scalar_text(end) + ") in steps of " +
+                    scalar_text(step) + " has more elements than fit in 64 bits");
+  auto n = static_cast<int64_t>(count);
+  checked_nbytes({n}, dt, "arange");
+  checked_nbytes({n}, kFloat64, "arange");  // the values are computed in int64 or float64 first
   if (!floaty) return (iota(n, kInt64) * step.to_int() + start.to_int()).to(dt);
   // Like PyTorch: start + i * step computed in double, then rounded to the dtype.
   return (iota(n, kFloat64) * step.to_double() + start.to_double()).to(dt);
@@ -127,6 +144,7 @@ Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType
 
 Tensor Tensor::linspace(double start, double end, int64_t steps, DType dtype) {
   require(steps >= 0, "linspace: number of steps must be non-negative");
+  checked_nbytes({steps}, kFloat64, "linspace");  // computed in float64
   if (steps <= 1) return full({steps}, start, dtype);
   double step = (end - start) / static_cast<double>(steps - 1);
   // Both halves are anchored at their end, as PyTorch does, so the last value is exactly `end`.
@@ -138,6 +156,7 @@ Tensor Tensor::linspace(double start, double end, int64_t steps, DType dtype) {
 Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype) {
   int64_t cols = m.value_or(n);
   require(n >= 0 && cols >= 0, "eye: sizes must be non-negative, got " + std::to_string(n) + " and " + std::to_string(cols));
+  checked_nbytes({n, cols}, dtype, "eye");
   Tensor r = iota(n, kInt64).reshape({n, 1}), c = iota(cols, kInt64).reshape({1, cols});
   return r.eq(c).to(dtype);
 }
@@ -145,22 +164,20 @@ Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype) {
 void Tensor::manual_seed(uint64_t s) { seed(rng(), s); }
 
 Tensor Tensor::rand(const Shape& shape, DType dtype) {
-  check_shape(shape, "rand");
   require(is_float(dtype), "rand: dtype must be floating point");
-  return uniform01(numel_of(shape), dtype).reshape(shape);
+  return uniform01(random_numel(shape, dtype == kFloat64, "rand"), dtype).reshape(shape);
 }
 
 Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype) {
-  check_shape(shape, "uniform");
   require(is_float(dtype), "uniform: dtype must be floating point");
-  Tensor u = uniform01(numel_of(shape), dtype == kFloat64 ? kFloat64 : kFloat32);
+  Tensor u =
+      uniform01(random_numel(shape, dtype == kFloat64, "uniform"), dtype == kFloat64 ? kFloat64 : kFloat32);
   return (u * (high - low) + low).to(dtype).reshape(shape);
 }
 
 Tensor Tensor::randn(const Shape& shape, DType dtype) {
-  check_shape(shape, "randn");
   require(is_float(dtype), "randn: dtype must be floating point");
-  int64_t n = numel_of(shape);
+  int64_t n = random_numel(shape, dtype == kFloat64, "randn");
   DType dt = dtype == kFloat64 ? kFloat64 : kFloat32;
   // Box-Muller: 1 - u1 is in (0, 1], so the log is finite.
   Tensor u1 = uniform01(n, dt), u2 = uniform01(n, dt);
@@ -169,9 +186,9 @@ Tensor Tensor::randn(const Shape& shape, DType dtype) {
 }
 
 Tensor Tensor::randint(int64_t low, int64_t high, const Shape& shape, DType dtype) {
-  check_shape(shape, "randint");
+  int64_t n = random_numel(shape, true, "randint");
   require(high > low, "randint: high (" + std::to_string(high) + ") must be greater than low (" + std::to_string(low) + ")");
-  Tensor u = uniform_f64(numel_of(shape));
+  Tensor u = uniform_f64(n);
   Tensor v = (u * static_cast<double>(high - low)).floor().to(kInt64) + low;
   return v.to(dtype).reshape(shape);
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "shape/size.h"
 #include "tensor/tensor_impl.h"
 
 namespace lazygrad {
@@ -279,8 +280,9 @@ Tensor Tensor::repeat(const Shape& repeats) const {
     // Each dimension becomes (repeats, size): a broadcast copy count in front of the data.
     split.insert(split.end(), {1, src[a]});
     expanded.insert(expanded.end(), {repeats[a], src[a]});
-    out.push_back(repeats[a] * src[a]);
+    out.push_back(checked_numel({repeats[a], src[a]}, "repeat"));
   }
+  checked_nbytes(out, dtype(), "repeat");
   return reshape(split).expand(expanded).reshape(out);
 }
 
@@ -292,6 +294,7 @@ Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> dim) co
   // Each element gets a broadcast copy count right behind it.
   Shape s = shape();
   s.insert(s.begin() + d + 1, repeats);
+  checked_nbytes(s, dtype(), "repeat_interleave");
   return unsqueeze(d + 1).expand(s).flatten(d, d + 1);
 }
 
@@ -334,7 +337,7 @@ std::vector<Tensor> Tensor::split_with_sizes(const std::vector<int64_t>& split_s
   int64_t total = 0;
   for (int64_t s : split_sizes) {
     require(s >= 0, "split_with_sizes: expects non-negative sizes, got " + shape_str(split_sizes));
-    total += s;
+    total = checked_size_sum(total, s, "split_with_sizes");
   }
   require(total == n, "split_with_sizes: sizes " + shape_str(split_sizes) + " must sum to " +
                           std::to_string(n) + ", dimension " + std::to_string(d) + " of shape " +

@@ -4,19 +4,14 @@
 #include <numeric>
 
 #include "lazygrad/variable.h"
+#include "shape/size.h"
 #include "tensor/tensor_impl.h"
 
 namespace lazygrad {
 
-namespace {
-int64_t product(const Shape& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t(1), std::multiplies<>());
-}
-}  // namespace
-
 Tensor Tensor::reshape(const Shape& new_shape) const {
   Shape s = new_shape;
-  int64_t infer = -1, known = 1;
+  int64_t infer = -1;
   for (size_t i = 0; i < s.size(); i++) {
     if (s[i] == -1) {
       require(infer < 0, "reshape: only one dimension can be inferred, got shape " + shape_str(new_shape));
@@ -24,18 +19,21 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
     } else {
       require(s[i] >= 0,
               "reshape: invalid size " + std::to_string(s[i]) + " in shape " + shape_str(new_shape));
-      known *= s[i];
     }
   }
   if (infer >= 0) {
+    Shape known_sizes = s;
+    known_sizes.erase(known_sizes.begin() + infer);
+    int64_t known = checked_numel(known_sizes, "reshape");
     require(known != 0 && numel() % known == 0, "reshape: shape " + shape_str(new_shape) +
                                                     " is invalid for input of shape " + shape_str(shape()) +
                                                     " (" + std::to_string(numel()) + " elements)");
     s[infer] = numel() / known;
   }
-  require(product(s) == numel(), "reshape: shape " + shape_str(new_shape) +
-                                     " is invalid for input of shape " + shape_str(shape()) + " (" +
-                                     std::to_string(numel()) + " elements)");
+  // Checked, or a product that wrapped around could match: [4, 2^62] would pass for 0 elements.
+  require(checked_numel(s, "reshape") == numel(), "reshape: shape " + shape_str(new_shape) +
+                                                      " is invalid for input of shape " + shape_str(shape()) +
+                                                      " (" + std::to_string(numel()) + " elements)");
   if (s == shape()) return *this;
   return make_view(*this, Ops::RESHAPE, s, s);
 }
@@ -94,6 +92,7 @@ Tensor Tensor::expand(const Shape& new_shape) const {
     require(padded[i] == target[i] || padded[i] == 1,
             "expand: shape " + shape_str(shape()) + " cannot be expanded to " + shape_str(new_shape));
   }
+  checked_nbytes(target, dtype(), "expand");
   Tensor r = lead ? reshape(padded) : *this;
   if (target == padded) return r;
   return make_view(r, Ops::EXPAND, target, target);
@@ -163,7 +162,9 @@ Tensor Tensor::pad(const std::vector<int64_t>& padding, Scalar value) const {
   }
   if (std::none_of(grow.begin(), grow.end(), [](int64_t g) { return g != 0; })) return x;
   Shape s = x.shape();
-  for (int64_t i = 0; i < dim(); i++) s[i] += grow[2 * i] + grow[2 * i + 1];
+  for (int64_t i = 0; i < dim(); i++)
+    s[i] = checked_size_sum(checked_size_sum(s[i], grow[2 * i], "pad"), grow[2 * i + 1], "pad");
+  checked_nbytes(s, dtype(), "pad");
   Tensor padded = make_view(x, Ops::PAD, grow, s);
   if (value.to_double() == 0 && !(value.is_float() && std::signbit(value.to_double()))) return padded;
   // A non-zero fill: a padded mask of ones says where the data is. The fill takes the tensor's dtype
@@ -190,12 +191,15 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
   s[a] = e - b;
   Tensor x = (b == 0 && e == n) ? *this : make_view(*this, Ops::SHRINK, be, s);
   if (step == 1 || s[a] <= 1) return x;
-  // Every step-th element: pad to a multiple of step, split the axis in two, keep column 0.
-  int64_t len = s[a], groups = (len + step - 1) / step;
+  // Every step-th element: pad to a multiple of step, split the axis in two, keep column 0. A step
+  // past the end picks the first element alone, as a step of len does (and pads nothing).
+  int64_t len = s[a];
+  step = std::min(step, len);
+  int64_t groups = (len - 1) / step + 1;
   std::vector<int64_t> pad_amount(2 * dim(), 0);
-  pad_amount[2 * a + 1] = groups * step - len;
   Shape ps = s;
-  ps[a] = groups * step;
+  ps[a] = checked_numel({groups, step}, "slice");
+  pad_amount[2 * a + 1] = ps[a] - len;
   if (pad_amount[2 * a + 1]) x = make_view(x, Ops::PAD, pad_amount, ps);
   Shape split = ps;
   split[a] = groups;
@@ -289,7 +293,7 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t d) {
               "cat: sizes of tensors must match except in dimension " + std::to_string(a) + ", got " +
                   shape_str(first.shape()) + " and " + shape_str(t.shape()));
     dt = promote_types(dt, t.dtype());
-    total += t.shape()[a];
+    total = checked_size_sum(total, t.shape()[a], "cat");
   }
   // Each piece padded with zeros to the full size, then summed: one fused kernel, no copies.
   Tensor out;

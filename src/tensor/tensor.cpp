@@ -13,6 +13,7 @@
 #include "engine/schedule.h"
 #include "lazygrad/variable.h"
 #include "runtime/buffer.h"
+#include "shape/size.h"
 #include "tensor/tensor_impl.h"
 
 namespace lazygrad {
@@ -85,6 +86,8 @@ Tensor make_tensor(UOpPtr u) {
 
 Tensor make_view(const Tensor& t, Ops op, std::vector<int64_t> arg, Shape shape) {
   const auto& src = t.impl();
+  // A view's node is built only when it is used, so its shape is checked here, where it is made.
+  checked_nbytes(shape, src->dtype, op_name(op));
   auto impl = std::make_shared<TensorImpl>();
   impl->base = src->base ? src->base : src;
   impl->view_ops = src->view_ops;
@@ -159,12 +162,10 @@ T read_element(const void* data, DType dt, int64_t i) {
 const Shape& Tensor::shape() const { return checked(impl_).shape; }
 DType Tensor::dtype() const { return checked(impl_).dtype; }
 std::string Tensor::device() const { return "CPU"; }
-int64_t Tensor::numel() const {
-  int64_t n = 1;
-  for (int64_t s : shape()) n *= s;
-  return n;
-}
-size_t Tensor::nbytes() const { return static_cast<size_t>(numel()) * itemsize(dtype()); }
+// Every shape is checked where it is made, so these never throw; checked all the same, since a count
+// that wrapped would size a buffer too small for the kernel that fills it.
+int64_t Tensor::numel() const { return checked_numel(shape(), "numel"); }
+size_t Tensor::nbytes() const { return static_cast<size_t>(checked_nbytes(shape(), dtype(), "nbytes")); }
 int64_t Tensor::size(int64_t axis) const {
   require(dim() > 0, "size: a 0-dim tensor has no dimension " + std::to_string(axis));
   return shape()[normalize_axis(axis, dim(), "size")];
@@ -282,9 +283,10 @@ std::vector<T> Tensor::to_vector() const {
   if (dtype() == kFloat16 || dtype() == kBFloat16) return to(kFloat32).to_vector<T>();
   realize();
   auto buf = contiguous_buffer(*this);
-  std::vector<T> out(static_cast<size_t>(numel()));
+  const int64_t n = numel();
+  std::vector<T> out(static_cast<size_t>(n));
   const void* data = buf->data();
-  for (int64_t i = 0; i < numel(); i++) out[i] = read_element<T>(data, buf->dtype, i);
+  for (int64_t i = 0; i < n; i++) out[i] = read_element<T>(data, buf->dtype, i);
   return out;
 }
 
@@ -297,12 +299,8 @@ T Tensor::item() const {
 
 template <class T>
 Tensor Tensor::from_vector(const std::vector<T>& data, const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) {
-    require(s >= 0, "from_vector: negative size in shape " + shape_str(shape));
-    n *= s;
-  }
-  require(static_cast<int64_t>(data.size()) == n,
+  int64_t n = checked_numel(shape, "from_vector");
+  require(data.size() == static_cast<uint64_t>(n),
           "from_vector: " + std::to_string(data.size()) + " values do not fill shape " + shape_str(shape));
   if constexpr (std::is_same_v<T, bool>) {
     std::vector<uint8_t> bytes(data.begin(), data.end());
@@ -313,9 +311,8 @@ Tensor Tensor::from_vector(const std::vector<T>& data, const Shape& shape) {
 }
 
 Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  require(nbytes == static_cast<size_t>(n) * itemsize(dtype),
+  int64_t n = checked_numel(shape, "from_bytes");
+  require(nbytes == static_cast<uint64_t>(checked_nbytes(shape, dtype, "from_bytes")),
           "from_bytes: " + std::to_string(nbytes) + " bytes do not fill shape " + shape_str(shape) + " of " +
               std::string(dtype_name(dtype)));
   auto buf = std::make_shared<Buffer>("CPU", dtype, n);
@@ -324,12 +321,9 @@ Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, D
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
-  int64_t n = 1;
-  for (int64_t s : shape) {
-    require(s >= 0, "empty: negative size in shape " + shape_str(shape));
-    n *= s;
-  }
-  return make_tensor(buffer_view(std::make_shared<Buffer>("CPU", dtype, n), shape));
+  checked_nbytes(shape, dtype, "empty");
+  return make_tensor(
+      buffer_view(std::make_shared<Buffer>("CPU", dtype, checked_numel(shape, "empty")), shape));
 }
 
 namespace {
