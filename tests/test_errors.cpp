@@ -6,11 +6,13 @@
 // reveal (integer division by zero) are raised when the value is computed (EXPECT_LG_ERROR_REALIZED:
 // the result is realized), and the process carries on afterwards.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -309,7 +311,7 @@ TEST(Errors, IntegerDivisionByZeroAtRealize) {
 // is allocated.
 
 constexpr int64_t kTwo31 = int64_t(1) << 31, kTwo32 = int64_t(1) << 32, kTwo40 = int64_t(1) << 40;
-constexpr int64_t kTwo62 = int64_t(1) << 62, kInt64Max = INT64_MAX;
+constexpr int64_t kTwo60 = int64_t(1) << 60, kTwo62 = int64_t(1) << 62, kInt64Max = INT64_MAX;
 
 // Checks, when it goes out of scope, that no buffer memory was allocated while it lived.
 struct NothingAllocated {
@@ -389,6 +391,45 @@ TEST(Sizes, ShapeOpsCheckWhatTheyMake) {
   // a step past the end is the first element alone (padding to a multiple of it wrapped before)
   EXPECT_EQ(f32({5}).slice(0, 0, 5, kInt64Max).to_vector<float>(), std::vector<float>{-1.0f});
   EXPECT_EQ(f32({5}).slice(0, 1, 5, kTwo62).to_vector<float>(), std::vector<float>{-0.5f});
+}
+
+TEST(Sizes, MemoryTheMachineWillNotGiveIsAnError) {
+  {
+    NothingAllocated nothing;
+    // 2^60 bytes fit in int64 but in no address space: the allocation fails, cleanly
+    const Expect oom{{"Buffer"}, {}, {"1152921504606846976 bytes"}};
+    EXPECT_LG_ERROR((Tensor::empty({kTwo60}, lazygrad::kUInt8) + 1).realize(), oom);
+    EXPECT_THROW((Tensor::ones({kTwo60}, lazygrad::kUInt8) + 1).realize(), lazygrad::OutOfMemoryError);
+    EXPECT_LG_ERROR(Tensor::empty({kTwo60}, lazygrad::kUInt8).to_vector<uint8_t>(), {"to_vector"}, {},
+                    {"1152921504606846976 bytes"});
+    EXPECT_LG_ERROR(Tensor::empty({kTwo60}, lazygrad::kUInt8).to_vector<double>(), {"to_vector"}, {},
+                    {"bytes"});
+  }
+  EXPECT_EQ((Tensor::ones({3}) + 1).to_vector<float>(), (std::vector<float>{2, 2, 2}));  // carries on
+}
+
+TEST(Sizes, SafeSaveOfATensorTooLarge) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("lazygrad-sizes-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "x.safetensors").string();
+  lazygrad::save_safetensors(path, {{"x", f32({2})}});
+  const auto before = fs::file_size(path);
+  {
+    NothingAllocated nothing;
+    EXPECT_LG_ERROR(lazygrad::save_safetensors(path, {{"x", Tensor::ones({kTwo31, kTwo31})}}), {"ones"});
+    // a tensor whose buffer cannot be allocated, lazy or not: an error, and the old file stays
+    EXPECT_LG_ERROR(lazygrad::save_safetensors(path, {{"x", Tensor::ones({kTwo60}, lazygrad::kUInt8)}}),
+                    {"Buffer"}, {}, {"1152921504606846976 bytes"});
+    EXPECT_LG_ERROR(lazygrad::save_safetensors(path, {{"x", Tensor::empty({kTwo60}, lazygrad::kUInt8)}}),
+                    {"Buffer"}, {}, {"1152921504606846976 bytes"});
+  }
+  EXPECT_EQ(fs::file_size(path), before);
+  EXPECT_EQ(lazygrad::load_safetensors(path).at("x").to_vector<float>(), (std::vector<float>{-1.0f, -0.5f}));
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir)) left.push_back(e.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"x.safetensors"});  // no temporary file left behind
+  fs::remove_all(dir);
 }
 
 // ------------------------------------------------------------------ more that PyTorch rejects

@@ -15,7 +15,15 @@ class Error : public std::runtime_error {
 };
 
 // A shape that cannot be: a negative size, or more elements (or bytes) than fit in 64 bits.
+// Python: lazygrad.SizeError, a LazygradError and a ValueError (numpy's "array is too big").
 class SizeError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Memory the machine would not give; the message names the bytes and what needed them.
+// Python: lazygrad.OutOfMemoryError, a LazygradError and a MemoryError.
+class OutOfMemoryError : public Error {
  public:
   using Error::Error;
 };

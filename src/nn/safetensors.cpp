@@ -353,6 +353,9 @@ void save_safetensors(const std::string& path, const StateDict& tensors,
 
   // Computed before the file is touched: an error in a lazy tensor leaves the old file as it was.
   const std::vector<std::shared_ptr<Buffer>> buffers = contiguous_buffers(values);
+  // Allocated before the file is touched too (a buffer of Tensor::empty has no memory yet), so
+  // memory that runs out is an error that leaves the old file as it was.
+  for (const auto& b : buffers) b->data();
 
   // The reference layout: by dtype rank (widest first, so every tensor is aligned to its element
   // size), then by name; the header lists them in that order after the metadata.

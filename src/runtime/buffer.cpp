@@ -20,6 +20,7 @@ class Pool {
  public:
   static constexpr size_t kMaxPooled = size_t(1) << 30;  // bytes kept for reuse at most
 
+  // Null when the machine will not give the memory.
   void* take(size_t bytes) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -32,21 +33,35 @@ class Pool {
       }
     }
     void* p = std::aligned_alloc(64, bytes);
-    if (!p) throw std::bad_alloc();
+    if (!p && release_spare()) p = std::aligned_alloc(64, bytes);  // the pooled memory may make room
     return p;
   }
 
-  void give(void* p, size_t bytes) {
+  // Called from ~Buffer, so it never throws: memory it cannot keep (or track) is freed.
+  void give(void* p, size_t bytes) noexcept {
     std::lock_guard<std::mutex> lock(mu_);
-    if (pooled_ + bytes > kMaxPooled) {
-      std::free(p);
-      return;
+    if (pooled_ + bytes <= kMaxPooled) {
+      try {
+        free_.emplace(bytes, p);
+        pooled_ += bytes;
+        return;
+      } catch (const std::bad_alloc&) {
+      }
     }
-    free_.emplace(bytes, p);
-    pooled_ += bytes;
+    std::free(p);
   }
 
  private:
+  // Frees the pooled allocations; false when there were none.
+  bool release_spare() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.empty()) return false;
+    for (auto& [bytes, p] : free_) std::free(p);
+    free_.clear();
+    pooled_ = 0;
+    return true;
+  }
+
   std::mutex mu_;
   std::multimap<size_t, void*> free_;
   size_t pooled_ = 0;
@@ -91,6 +106,10 @@ Buffer::~Buffer() {
 void* Buffer::data() {
   if (!data_) {
     data_ = pool().take(rounded(nbytes()));
+    if (!data_)
+      throw OutOfMemoryError("Buffer: cannot allocate " + std::to_string(nbytes()) + " bytes on " + device +
+                             " (" + std::to_string(size) + " " + std::string(dtype_name(dtype)) +
+                             " elements): out of memory");
     GlobalCounters::mem_used += static_cast<int64_t>(nbytes());
     GlobalCounters::buffers_live++;
   }

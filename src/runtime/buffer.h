@@ -31,7 +31,9 @@ struct Buffer {
   size_t nbytes() const { return static_cast<size_t>(size) * itemsize(dtype); }
   bool allocated() const { return data_ != nullptr; }
   bool external() const { return external_ != nullptr; }
-  void* data();  // pool memory: allocates (64-byte aligned) on first call
+  // Pool memory: allocates (64-byte aligned) on first call; OutOfMemoryError (naming the bytes and
+  // the buffer) when the machine will not give it, with nothing allocated or counted.
+  void* data();
 
  private:
   void* data_ = nullptr;

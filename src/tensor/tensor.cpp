@@ -119,6 +119,22 @@ std::shared_ptr<Buffer> contiguous_buffer(const Tensor& t) {
   return as_buffer(realize_uops(targets)[0]);
 }
 
+// n values on the host; memory the machine will not give is an OutOfMemoryError naming the bytes.
+template <class T>
+std::vector<T> host_vector(int64_t n, const char* op) {
+  try {
+    return std::vector<T>(static_cast<size_t>(n));
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {  // more than a vector can hold
+  }
+  uint64_t bytes;
+  bool past_64_bits = __builtin_mul_overflow(static_cast<uint64_t>(n), sizeof(T), &bytes);
+  throw OutOfMemoryError(std::string(op) + ": cannot allocate " +
+                         (past_64_bits ? "more than 2^64 bytes" : std::to_string(bytes) + " bytes") +
+                         " of host memory (" + std::to_string(n) + " values of " + std::to_string(sizeof(T)) +
+                         " bytes)");
+}
+
 // One element of a buffer, converted like a C cast.
 template <class T>
 T read_element(const void* data, DType dt, int64_t i) {
@@ -284,7 +300,7 @@ std::vector<T> Tensor::to_vector() const {
   realize();
   auto buf = contiguous_buffer(*this);
   const int64_t n = numel();
-  std::vector<T> out(static_cast<size_t>(n));
+  std::vector<T> out = host_vector<T>(n, "to_vector");
   const void* data = buf->data();
   for (int64_t i = 0; i < n; i++) out[i] = read_element<T>(data, buf->dtype, i);
   return out;
@@ -303,7 +319,8 @@ Tensor Tensor::from_vector(const std::vector<T>& data, const Shape& shape) {
   require(data.size() == static_cast<uint64_t>(n),
           "from_vector: " + std::to_string(data.size()) + " values do not fill shape " + shape_str(shape));
   if constexpr (std::is_same_v<T, bool>) {
-    std::vector<uint8_t> bytes(data.begin(), data.end());
+    std::vector<uint8_t> bytes = host_vector<uint8_t>(n, "from_vector");
+    std::copy(data.begin(), data.end(), bytes.begin());
     return from_bytes(bytes.data(), bytes.size(), shape, kBool);
   } else {
     return from_bytes(data.data(), data.size() * sizeof(T), shape, dtype_of<T>());
