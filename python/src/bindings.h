@@ -41,6 +41,9 @@ std::optional<Scalar> to_scalar(py::handle h);
 // of any dtype and strides. Python floats give float32, ints int32 (int64 when a value needs it),
 // bools bool; numpy arrays keep their dtype.
 Tensor to_tensor(py::handle data, std::optional<DType> dtype = std::nullopt);
+// An int (or numpy integer) as int64: a ValueError naming `what` when it does not fit (as numpy's
+// "Maximum allowed dimension exceeded"), where pybind11's own conversion would be a TypeError.
+int64_t to_int64(py::handle h, const char* what);
 // A shape: an int, a sequence of ints, or tinygrad's varargs (Tensor.zeros(2, 3) or ((2, 3),)).
 Shape to_shape(py::handle h, const char* what);
 Shape varargs_shape(const py::args& args, const char* what);

@@ -1,14 +1,20 @@
 // C++ exceptions become Python exceptions with the same message: lazygrad::Error is
-// lazygrad.LazygradError, a subclass of RuntimeError; an argument pybind11 cannot convert is a
-// TypeError (pybind11's default would be RuntimeError); std::bad_alloc is a MemoryError, as
-// pybind11 does by default. Never a crash of the interpreter.
+// lazygrad.LazygradError, a subclass of RuntimeError; its SizeError (a shape too large or negative)
+// is also a ValueError, as numpy's "array is too big", and its OutOfMemoryError also a MemoryError,
+// as numpy's "Unable to allocate"; an argument pybind11 cannot convert is a TypeError (pybind11's
+// default would be RuntimeError); std::bad_alloc is a MemoryError, as pybind11 does by default.
+// Never a crash of the interpreter.
 #include "bindings.h"
 #include "lazygrad/error.h"
 
 namespace lazygrad::python {
 
 void bind_errors(py::module_& m) {
-  py::register_exception<Error>(m, "LazygradError", PyExc_RuntimeError);
+  // Registered after their base: pybind11 tries the latest translator first.
+  py::object base = py::register_exception<Error>(m, "LazygradError", PyExc_RuntimeError);
+  py::register_exception<SizeError>(m, "SizeError", py::make_tuple(base, py::handle(PyExc_ValueError)));
+  py::register_exception<OutOfMemoryError>(m, "OutOfMemoryError",
+                                           py::make_tuple(base, py::handle(PyExc_MemoryError)));
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

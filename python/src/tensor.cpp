@@ -98,8 +98,19 @@ Tensor to_tensor(py::handle data, std::optional<DType> dtype) {
                        py::str(py::type::of(data)).cast<std::string>());
 }
 
+int64_t to_int64(py::handle h, const char* what) {
+  py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+  if (!i) throw py::error_already_set();  // not an integer: PyNumber_Index's TypeError
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow)
+    throw py::value_error(std::string(what) + ": " + py::str(i).cast<std::string>() +
+                          " does not fit in 64 bits");
+  return v;
+}
+
 Shape to_shape(py::handle h, const char* what) {
-  if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) return {h.cast<int64_t>()};
+  if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) return {to_int64(h, what)};
   if (!py::isinstance<py::sequence>(h) || py::isinstance<py::str>(h))
     throw py::type_error(std::string(what) + ": a shape is an int or a sequence of ints, got " +
                          py::repr(h).cast<std::string>());
@@ -108,7 +119,7 @@ Shape to_shape(py::handle h, const char* what) {
     if (!PyLong_Check(x.ptr()) && !py::isinstance(x, numpy().attr("integer")))
       throw py::type_error(std::string(what) + ": shape entries are ints, got " +
                            py::repr(x).cast<std::string>());
-    s.push_back(x.cast<int64_t>());
+    s.push_back(to_int64(x, what));
   }
   return s;
 }
@@ -421,15 +432,19 @@ void bind_creation(TensorClass& cls) {
           arg("requires_grad") = none)
       .def_static(
           "linspace",
-          [](double start, double stop, int64_t steps, py::handle dtype, py::handle device, py::handle rg) {
-            return creation(Tensor::linspace(start, stop, steps, float_or(dtype)), device, rg);
+          [](double start, double stop, py::handle steps, py::handle dtype, py::handle device,
+             py::handle rg) {
+            return creation(Tensor::linspace(start, stop, to_int64(steps, "linspace"), float_or(dtype)),
+                            device, rg);
           },
           arg("start"), arg("stop"), arg("steps"), arg("dtype") = none, arg("device") = none,
           arg("requires_grad") = none)
       .def_static(
           "eye",
-          [](int64_t n, std::optional<int64_t> m, py::handle dtype, py::handle device, py::handle rg) {
-            return creation(Tensor::eye(n, m, float_or(dtype)), device, rg);
+          [](py::handle n, py::handle m, py::handle dtype, py::handle device, py::handle rg) {
+            std::optional<int64_t> cols;
+            if (!m.is_none()) cols = to_int64(m, "eye");
+            return creation(Tensor::eye(to_int64(n, "eye"), cols, float_or(dtype)), device, rg);
           },
           arg("n"), arg("m") = none, arg("dtype") = none, arg("device") = none, arg("requires_grad") = none)
       .def_static("manual_seed", &Tensor::manual_seed, arg("seed") = 0)

@@ -135,7 +135,7 @@ Shape reshape_args(const Tensor& t, const py::args& args) {
       if (i >= t.shape().size()) throw py::value_error("reshape: None past the tensor's dimensions");
       s.push_back(t.shape()[i]);
     } else {
-      s.push_back(x.cast<int64_t>());
+      s.push_back(to_int64(x, "reshape"));
     }
     i++;
   }
@@ -631,7 +631,7 @@ void bind_tensor_ops(TensorClass& cls) {
       .def(
           "split",
           [](const Tensor& x, py::handle sizes, int64_t dim) {
-            if (PyLong_Check(sizes.ptr())) return tuple_of(x.split(sizes.cast<int64_t>(), dim));
+            if (PyLong_Check(sizes.ptr())) return tuple_of(x.split(to_int64(sizes, "split"), dim));
             return tuple_of(x.split_with_sizes(to_shape(sizes, "split"), dim));
           },
           arg("sizes"), arg("dim") = 0)
@@ -651,7 +651,12 @@ void bind_tensor_ops(TensorClass& cls) {
             return x.roll(to_shape(shifts, "roll"), dims.is_none() ? Shape{} : to_shape(dims, "roll"));
           },
           arg("shifts"), arg("dims") = none)
-      .def("repeat_interleave", &Tensor::repeat_interleave, arg("repeats"), arg("dim") = none);
+      .def(
+          "repeat_interleave",
+          [](const Tensor& x, py::handle repeats, std::optional<int64_t> dim) {
+            return x.repeat_interleave(to_int64(repeats, "repeat_interleave"), dim);
+          },
+          arg("repeats"), arg("dim") = none);
 
   // ---- gathers and scatters ----
   cls.def(

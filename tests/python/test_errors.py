@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from lazygrad import LazygradError, Tensor, dtypes
+from lazygrad import GlobalCounters, LazygradError, Tensor, dtypes, nn
 
 
 def test_hierarchy():
@@ -101,3 +101,68 @@ def test_no_crash_on_exit_and_undefined_use():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "caught" in r.stdout and "6.0" in r.stdout
+
+
+# ---- sizes past 64 bits (issue 13): an element count times the item size that wrapped around once
+# sized a 64-byte buffer for a kernel that wrote far past it (SIGSEGV). A shape whose elements or
+# bytes do not fit in int64 is refused where it is made, with nothing allocated: a lazygrad.SizeError,
+# which is a LazygradError (PyTorch raises RuntimeError) and a ValueError (numpy's "array is too big").
+TWO31, TWO62 = 1 << 31, 1 << 62
+
+
+@pytest.mark.parametrize(
+    "fn,match",
+    [
+        (lambda: Tensor.eye(TWO31).realize(), "eye"),
+        (lambda: Tensor.arange(TWO62).realize(), "arange"),
+        (lambda: (Tensor.empty(TWO62) + 1).realize(), "empty"),
+        (lambda: Tensor.ones(TWO31, TWO31).contiguous().realize(), "ones"),
+        (lambda: Tensor.empty(1 << 32, 1 << 32).numel(), "empty"),
+        (lambda: Tensor.ones(3, TWO62).numel(), "ones"),
+        (lambda: Tensor.ones(3, 1, dtype=dtypes.bool).expand(3, TWO62), "expand"),
+        (lambda: Tensor.empty(0).reshape(4, TWO62), "reshape"),
+        (lambda: Tensor.ones(2, dtype=dtypes.bool).repeat(TWO62), "repeat"),
+        (lambda: Tensor.empty(-1), "empty"),
+    ],
+)
+def test_size_past_64_bits(fn, match):
+    mem = GlobalCounters.mem_used
+    with pytest.raises(LazygradError, match=match) as e:
+        fn()
+    assert isinstance(e.value, ValueError)
+    assert GlobalCounters.mem_used == mem
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda: Tensor.empty(1 << 63),
+        lambda: Tensor.zeros((2, 1 << 63)),
+        lambda: Tensor.eye(1 << 63),
+        lambda: Tensor.linspace(0, 1, 1 << 64),
+        lambda: Tensor.ones(2).reshape(1 << 63),
+        lambda: Tensor.ones(2).repeat_interleave(1 << 63),
+    ],
+)
+def test_size_past_int64_is_value_error(fn):
+    # A pybind11 conversion error (TypeError) before; numpy raises ValueError for it too.
+    with pytest.raises(ValueError, match="64 bits"):
+        fn()
+
+
+def test_memory_the_machine_will_not_give(tmp_path):
+    # 2^60 bytes fit in int64 but in no address space: an error naming the bytes, MemoryError too.
+    mem = GlobalCounters.mem_used
+    for fn in [
+        lambda: (Tensor.empty(1 << 60, dtype=dtypes.uint8) + 1).realize(),
+        lambda: Tensor.empty(1 << 60, dtype=dtypes.uint8).numpy(),
+    ]:
+        with pytest.raises(LazygradError, match="1152921504606846976 bytes") as e:
+            fn()
+        assert isinstance(e.value, MemoryError)
+    path = tmp_path / "x.safetensors"
+    with pytest.raises(MemoryError, match="1152921504606846976 bytes"):
+        nn.state.safe_save({"x": Tensor.ones(1 << 60, dtype=dtypes.uint8)}, path)
+    assert not path.exists() and list(tmp_path.iterdir()) == []
+    assert GlobalCounters.mem_used == mem
+    assert (Tensor.ones(3) + 1).tolist() == [2.0, 2.0, 2.0]
