@@ -367,6 +367,52 @@ TEST(NnStateDict, LoadErrorsListMissingUnexpectedAndMismatchedKeys) {
       contains(error_of([&] { model->load_state_dict(undefined); }), "\"0.bias\" is an undefined tensor"));
 }
 
+TEST(NnStateDict, DtypesThatDoNotConvertAreRefused) {
+  // An integer tensor in a float checkpoint is not a weight: it is refused by name, with both dtypes,
+  // and nothing is loaded (PyTorch's copy_ would convert it). Float dtypes convert, as in PyTorch.
+  for (bool assign : {false, true}) {
+    auto model = make_convnet();
+    const StateDict good = model->state_dict();
+    const std::vector<float> weight_before = good.at("0.weight").to_vector<float>();
+    StateDict bad = good;
+    bad["0.weight"] = Tensor::ones(good.at("0.weight").shape(), kInt32);
+    bad["1.num_batches_tracked"] = Tensor::full({}, 3.0, kFloat32);  // a float for an int64 counter
+    const std::string msg = error_of([&] { model->load_state_dict(bad, true, assign); });
+    EXPECT_TRUE(contains(msg,
+                         "dtype mismatch for 0.weight: copying a param of dtype int32 from checkpoint, the "
+                         "dtype in current model is float32"))
+        << msg;
+    EXPECT_TRUE(contains(msg, "dtype mismatch for 1.num_batches_tracked: copying a param of dtype float32"))
+        << msg;
+    EXPECT_EQ(model->state_dict().at("0.weight").to_vector<float>(), weight_before) << "a failed load wrote";
+
+    // float16, bfloat16 and float64 into float32 are rounded in; int32 into int64 widens.
+    StateDict converted = good;
+    converted["0.weight"] = good.at("0.weight").to(kFloat16);
+    converted["0.bias"] = good.at("0.bias").to(kBFloat16);
+    converted["5.weight"] = good.at("5.weight").to(kFloat64);
+    converted["1.num_batches_tracked"] = Tensor::full({}, 7.0, kInt32);
+    ASSERT_NO_THROW(model->load_state_dict(converted, true, assign));
+    const StateDict now = model->state_dict();
+    EXPECT_EQ(now.at("0.weight").to_vector<float>(),
+              good.at("0.weight").to(kFloat16).to(kFloat32).to_vector<float>());
+    EXPECT_EQ(now.at("0.bias").to_vector<float>(),
+              good.at("0.bias").to(kBFloat16).to(kFloat32).to_vector<float>());
+    EXPECT_EQ(now.at("5.weight").to_vector<float>(), good.at("5.weight").to_vector<float>());
+    EXPECT_EQ(now.at("1.num_batches_tracked").dtype(), kInt64);
+    EXPECT_EQ(now.at("1.num_batches_tracked").item<int64_t>(), 7);
+  }
+  EXPECT_TRUE(nn::loads_into(kBFloat16, kFloat32) && nn::loads_into(kFloat32, kFloat16));
+  EXPECT_TRUE(nn::loads_into(kUInt8, kInt16) && nn::loads_into(kInt8, kInt64) &&
+              nn::loads_into(kUInt32, kUInt64));
+  EXPECT_FALSE(nn::loads_into(kInt32, kFloat32) || nn::loads_into(kBool, kFloat32) ||
+               nn::loads_into(kUInt8, kFloat64));
+  EXPECT_FALSE(nn::loads_into(kInt64, kInt32) || nn::loads_into(kUInt8, kInt8) ||
+               nn::loads_into(kInt8, kUInt64));
+  EXPECT_FALSE(nn::loads_into(kFloat32, kInt64) || nn::loads_into(kBool, kInt32) ||
+               nn::loads_into(kInt32, kBool));
+}
+
 // ------------------------------------------------------------------ registration and walks
 
 TEST(NnModule, NamesOrderSharingAndHandles) {

@@ -38,6 +38,14 @@ struct IncompatibleKeys {
   std::vector<std::string> unexpected_keys;  // the state dict has them, the module does not
 };
 
+// Whether load_state_dict converts a value of dtype `from` into a tensor of dtype `to`: the same
+// dtype; any floating-point dtype into a floating-point tensor (a float16 or bfloat16 checkpoint
+// into float32 parameters, rounded as PyTorch's copy_ rounds); an integer into a wider integer that
+// holds every value of it. Nothing else: an integer or bool tensor is not a float checkpoint's
+// weight (PyTorch would convert it silently, and the model would compute with it), and a float or
+// a narrower integer would lose values.
+bool loads_into(DType from, DType to);
+
 class Module;
 using NamedModules = std::vector<std::pair<std::string, std::shared_ptr<Module>>>;
 
@@ -87,8 +95,9 @@ class Module {
   // StateDict is sorted by key; ordered_state_dict() has the same entries in PyTorch's order.
   StateDict state_dict() const;
   NamedTensors ordered_state_dict() const;
-  // Copies the values in with assign (cast to each tensor's dtype) and realizes them together.
-  // Everything is checked before anything is written: shape mismatches always throw, and with strict
+  // Copies the values in with assign (cast to each tensor's dtype, see loads_into) and realizes them
+  // together. Everything is checked before anything is written: shape mismatches and dtypes that do
+  // not convert (an integer value for a float32 weight) always throw, and with strict
   // missing and unexpected keys do too, listed as PyTorch lists them. Without strict, those are
   // returned instead. With assign (PyTorch's assign=True), a value of the tensor's dtype that is a
   // whole buffer (a checkpoint's tensor, over its file mapping) becomes the module's tensor's data

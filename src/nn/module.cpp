@@ -170,6 +170,16 @@ Module& Module::apply(const std::function<void(Module&)>& fn) {
 
 // ---- state dict ----
 
+bool loads_into(DType from, DType to) {
+  if (from == to) return true;
+  if (is_float(to)) return is_float(from);
+  if (!is_int(to) || !is_int(from)) return false;
+  // Every value of `from` fits: unsigned into unsigned of at least its width or signed of more,
+  // signed into signed of at least its width.
+  if (is_unsigned(from)) return bit_width(to) >= bit_width(from) + (is_unsigned(to) ? 0 : 1);
+  return !is_unsigned(to) && bit_width(to) >= bit_width(from);
+}
+
 // PyTorch's state_dict walk: own parameters, own persistent buffers, then each child under
 // "<prefix><name>.". Unlike named_parameters it does not deduplicate: a module registered twice
 // has its entries under both names.
@@ -224,6 +234,14 @@ IncompatibleKeys Module::load_state_dict(const StateDict& state_dict, bool stric
       mismatches.push_back("size mismatch for " + key + ": copying a param with shape " +
                            shape_str(value.shape()) + " from checkpoint, the shape in current model is " +
                            shape_str(target.shape()) + ".");
+    if (!loads_into(value.dtype(), target.dtype()))
+      mismatches.push_back("dtype mismatch for " + key + ": copying a param of dtype " +
+                           std::string(dtype_name(value.dtype())) +
+                           " from checkpoint, the dtype in current " + "model is " +
+                           std::string(dtype_name(target.dtype())) + " (" +
+                           (is_float(target.dtype()) ? "only floating-point values are converted to it"
+                                                     : "it cannot hold every value") +
+                           ").");
   }
   for (const auto& [key, value] : state_dict)
     if (!own_keys.count(key)) result.unexpected_keys.push_back(key);
