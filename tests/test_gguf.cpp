@@ -547,15 +547,29 @@ TEST_F(GGUFTest, BadTensorInfosAreErrorsNamingTheTensor) {
              {"tensor \"w\"", "the name appears twice"});
   expect_bad(gguf_file({}, {{"w", 0, {1, 1, 1, 1, 4}, f32}}),
              {"tensor \"w\"", "5 dimensions, more than ggml's 4"});
-  expect_bad(gguf_file({}, {{"w", 0, {uint64_t{1} << 40, uint64_t{1} << 40}, f32}}),
-             {"tensor \"w\"", "size 1099511627776 of dimension 1 makes the tensor too large"});
+  // A size is named by its index in the file (ne, fastest-varying first) and in the shape (reversed).
+  expect_bad(gguf_file({}, {{"w", 0, {4, uint64_t{1} << 62}, f32}}),
+             {"tensor \"w\"",
+              "size 4611686018427387904 of ne[1] (dimension 0 of the shape) makes the tensor too large"});
+  expect_bad(
+      gguf_file({}, {{"w", 0, {uint64_t{1} << 40, uint64_t{1} << 40, 4}, f32}}),
+      {"tensor \"w\"", "size 1099511627776 of ne[1] (dimension 1 of the shape) makes the tensor too large"});
   expect_bad(gguf_file({}, {{"w", 0, {~uint64_t{0}}, f32}}), {"tensor \"w\"", "too large"});
   expect_bad(gguf_file({}, {{"w", 14, {256}, std::string(210, '\0')}}),
              {"tensor \"w\"", "ggml type 14 (Q6_K) is not supported"});
   expect_bad(gguf_file({}, {{"w", 99, {4}, f32}}),
              {"tensor \"w\"", "ggml type 99 (type 99) is not supported"});
-  expect_bad(gguf_file({}, {{"w", 8, {48}, std::string(51, '\0')}}),
-             {"tensor \"w\"", "rows of 48 elements are not whole Q8_0 blocks of 32"});
+  expect_bad(
+      gguf_file({}, {{"w", 8, {48}, std::string(51, '\0')}}),
+      {"tensor \"w\"",
+       "rows of 48 elements are not whole Q8_0 blocks of 32 (a row is ne[0] (dimension 0 of the shape))"});
+  expect_bad(
+      gguf_file({}, {{"w", 8, {48, 2}, std::string(102, '\0')}}),
+      {"tensor \"w\"",
+       "rows of 48 elements are not whole Q8_0 blocks of 32 (a row is ne[0] (dimension 1 of the shape))"});
+  expect_bad(gguf_file({}, {{"w", 8, {}, std::string(34, '\0')}}),
+             {"tensor \"w\"",
+              "rows of 1 elements are not whole Q8_0 blocks of 32 (a row is a scalar's one element)"});
   expect_bad(gguf_file({}, {{"w", 0, {4}, f32, 8}}),
              {"tensor \"w\"", "data offset 8 is not a multiple of the alignment 32"});
   expect_bad(gguf_file({}, {{"w", 0, {4}, f32}, {"v", 0, {8}, f32, 0}}),

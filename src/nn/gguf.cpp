@@ -359,6 +359,13 @@ void read_metadata(Cursor& in, uint64_t count, Header& h, const Complaint& compl
   }
 }
 
+// A size's place in a message, both ways: the file's index (ne[i], fastest-varying first) and the
+// dimension of the lazygrad (and PyTorch) shape, which is ne reversed. "ne[1] (dimension 0 of the
+// shape)" for a matrix's rows.
+std::string ne_dimension(uint32_t i, uint32_t n_dims) {
+  return "ne[" + std::to_string(i) + "] (dimension " + std::to_string(n_dims - 1 - i) + " of the shape)";
+}
+
 GGUFTensorInfo read_tensor_info(Cursor& in, uint64_t index, const Header& h, const Complaint& complain) {
   GGUFTensorInfo t;
   t.name = in.string([&] { return "the name of tensor " + std::to_string(index); });
@@ -376,9 +383,9 @@ GGUFTensorInfo read_tensor_info(Cursor& in, uint64_t index, const Header& h, con
     const uint64_t size = in.u64([&] { return "size " + std::to_string(d) + " of " + of; });
     if (size > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
         (size != 0 && numel > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / size))
-      complain.tensor(t.name, size_at,
-                      "size " + std::to_string(size) + " of dimension " + std::to_string(d) +
-                          " makes the tensor too large");
+      complain.tensor(
+          t.name, size_at,
+          "size " + std::to_string(size) + " of " + ne_dimension(d, n_dims) + " makes the tensor too large");
     t.ne.push_back(static_cast<int64_t>(size));
     numel *= size;
   }
@@ -396,7 +403,9 @@ GGUFTensorInfo read_tensor_info(Cursor& in, uint64_t index, const Header& h, con
   if (row % block.elements != 0)
     complain.tensor(t.name, type_at,
                     "rows of " + std::to_string(row) + " elements are not whole " + ggml_type_name(t.type) +
-                        " blocks of " + std::to_string(block.elements));
+                        " blocks of " + std::to_string(block.elements) + " (a row is " +
+                        (n_dims == 0 ? std::string("a scalar's one element") : ne_dimension(0, n_dims)) +
+                        ")");
   const uint64_t blocks = numel / block.elements;
   if (blocks > std::numeric_limits<uint64_t>::max() / block.bytes)
     complain.tensor(t.name, type_at, "the data would be more than 2^64 bytes");
