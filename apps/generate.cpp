@@ -9,8 +9,6 @@
 #include <lazygrad/json.h>
 #include <lazygrad/lazygrad.h>
 
-#include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -18,7 +16,6 @@
 #include <iostream>
 #include <sstream>
 #include <string>
-#include <system_error>
 #include <variant>
 #include <vector>
 
@@ -101,39 +98,6 @@ std::string model_type(const json::Value& doc, const std::string& where) {
               " is not supported: only \"gpt2\", \"llama\" and \"mistral\" models");
 }
 
-// config.json's GPT-2 fields.
-models::GPT2Config gpt2_config(const json::Value& doc, const std::string& where) {
-  if (const json::Value* act = doc.find("activation_function");
-      act && !(act->kind == json::Kind::String && act->text == "gelu_new"))
-    throw Error(where + ": activation_function " +
-                (act->kind == json::Kind::String ? json::quote(act->text) : "") +
-                " is not supported yet: only GPT-2's \"gelu_new\"");
-  auto number = [&](const char* key) {
-    const json::Value* v = doc.find(key);
-    if (v == nullptr) throw Error(where + ": no \"" + key + "\" (not a GPT-2 config?)");
-    double x = 0;
-    auto [end, ec] = std::from_chars(v->text.data(), v->text.data() + v->text.size(), x);
-    if (v->kind != json::Kind::Number || ec != std::errc() || end != v->text.data() + v->text.size())
-      throw Error(where + ": \"" + key + "\" at byte " + std::to_string(v->offset) + " is not a number");
-    return x;
-  };
-  auto count = [&](const char* key) {
-    double x = number(key);
-    if (!(x >= 1 && x <= 1e9) || x != std::floor(x))
-      throw Error(where + ": \"" + key + "\" must be a whole number >= 1, got " + doc.find(key)->text);
-    return static_cast<int64_t>(x);
-  };
-  models::GPT2Config c;
-  c.n_layer = count("n_layer");
-  c.n_head = count("n_head");
-  c.n_embd = count("n_embd");
-  c.vocab_size = count("vocab_size");
-  c.n_positions = count("n_positions");
-  c.layer_norm_epsilon = number("layer_norm_epsilon");
-  if (!(c.layer_norm_epsilon > 0)) throw Error(where + ": \"layer_norm_epsilon\" must be > 0");
-  return c;
-}
-
 fs::path need_file(const fs::path& dir, const char* name) {
   fs::path path = dir / name;
   if (!fs::is_regular_file(path))
@@ -153,8 +117,8 @@ struct LoadedModel {
       {};  // besides the tokenizer's EOS: config.json's eos_token_id list, GGUF's EOT
 };
 
-LoadedModel load_gpt2_folder(const fs::path& dir, const json::Value& doc, const std::string& where) {
-  const models::GPT2Config config = gpt2_config(doc, where);
+LoadedModel load_gpt2_folder(const fs::path& dir, const fs::path& config_file) {
+  const models::GPT2Config config = models::GPT2Config::from_file(config_file.string());
   const fs::path weights = need_file(dir, "model.safetensors");
   // OpenAI's files (vocab.json and merges.txt), or the same tokenizer as tokenizer.json.
   const bool split_files = fs::exists(dir / "vocab.json") || !fs::exists(dir / "tokenizer.json");
@@ -162,16 +126,15 @@ LoadedModel load_gpt2_folder(const fs::path& dir, const json::Value& doc, const 
                             ? Tokenizer(GPT2Tokenizer::from_files(need_file(dir, "vocab.json").string(),
                                                                   need_file(dir, "merges.txt").string()))
                             : Tokenizer::from_hf_json((dir / "tokenizer.json").string());
-  auto model = std::make_shared<models::GPT2>(config);
-  model->load_hf_state_dict(load_safetensors(weights.string()));
+  // The checkpoint is checked against the config before the model is built.
+  auto model = models::GPT2::from_hf_checkpoint(config, load_safetensors(weights.string()), weights.string());
   return {model, tokenizer, config.vocab_size, false};
 }
 
 LoadedModel load_llama_folder(const fs::path& dir) {
   const models::LlamaConfig config = models::LlamaConfig::from_file(need_file(dir, "config.json").string());
   Tokenizer tokenizer = Tokenizer::from_hf_json(need_file(dir, "tokenizer.json").string());
-  auto model = std::make_shared<models::Llama>(config);
-  model->load_hf_state_dict(load_safetensors_folder(dir.string()));
+  auto model = models::Llama::from_hf_checkpoint(config, load_safetensors_folder(dir.string()), dir.string());
   std::vector<int32_t> stop_ids(config.eos_token_ids.begin(), config.eos_token_ids.end());
   return {model, tokenizer, config.vocab_size, true, stop_ids};
 }
@@ -202,7 +165,7 @@ LoadedModel load_model(const std::string& path) {
   const fs::path config = need_file(p, "config.json");
   const json::Value doc = read_json(config);
   const std::string type = model_type(doc, config.string());
-  return type == "gpt2" ? load_gpt2_folder(p, doc, config.string()) : load_llama_folder(p);
+  return type == "gpt2" ? load_gpt2_folder(p, config) : load_llama_folder(p);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <lazygrad/error.h>
+#include <lazygrad/json.h>
 #include <lazygrad/nn.h>
 #include <lazygrad/state_dict.h>
 #include <lazygrad/variable.h>
@@ -30,13 +31,17 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "checkpoint.h"
+#include "config_fields.h"
+#include "parameter_count.h"
 
 namespace lazygrad::models {
 
 struct GPT2Config {
+  // Defaults are HF's GPT2Config defaults (gpt2's shape).
   int64_t n_layer = 12;
   int64_t n_head = 12;
   int64_t n_embd = 768;
@@ -49,7 +54,107 @@ struct GPT2Config {
   static GPT2Config gpt2_medium() { return {24, 16, 1024, 50257, 1024, 1e-5}; }  // 355M
   static GPT2Config gpt2_large() { return {36, 20, 1280, 50257, 1024, 1e-5}; }   // 774M
   static GPT2Config gpt2_xl() { return {48, 25, 1600, 50257, 1024, 1e-5}; }      // 1558M
+
+  // The number of parameters a GPT2 of this config has (the tied head counted once), from the
+  // config alone: nothing is allocated. Throws lazygrad::Error naming the field when the count
+  // (as float32 bytes) would overflow 64 bits (ParameterCount).
+  int64_t parameter_count() const {
+    const ParameterCount n("GPT2Config");
+    const std::string embd = "n_embd " + std::to_string(n_embd);
+    // A block: two LayerNorms, the q|k|v projection, the attention output, the MLP (weights, biases).
+    const int64_t square = n.mul(n_embd, n_embd, embd);
+    const int64_t block = n.add(n.mul(12, square, embd), n.mul(13, n_embd, embd), embd);
+    int64_t count = n.mul(n_layer, block, "n_layer " + std::to_string(n_layer));
+    count = n.add(count, n.mul(vocab_size, n_embd, "vocab_size " + std::to_string(vocab_size)), "vocab_size");
+    count =
+        n.add(count, n.mul(n_positions, n_embd, "n_positions " + std::to_string(n_positions)), "n_positions");
+    return n.add(count, 2 * n_embd, embd);
+  }
+
+  // Throws lazygrad::Error naming the first field whose value the model cannot be built with:
+  // every size positive, n_embd a multiple of n_head, layer_norm_epsilon a positive number, and a
+  // parameter count that fits (parameter_count).
+  void validate() const {
+    auto positive = [](int64_t v, const char* name) {
+      if (v <= 0)
+        throw Error(std::string("GPT2Config: ") + name + " must be positive, got " + std::to_string(v));
+    };
+    positive(n_layer, "n_layer");
+    positive(n_head, "n_head");
+    positive(n_embd, "n_embd");
+    positive(vocab_size, "vocab_size");
+    positive(n_positions, "n_positions");
+    if (n_embd % n_head != 0)
+      throw Error("GPT2Config: n_embd (" + std::to_string(n_embd) + ") must be a multiple of n_head (" +
+                  std::to_string(n_head) + ")");
+    if (!(layer_norm_epsilon > 0) || !std::isfinite(layer_norm_epsilon))
+      throw Error("GPT2Config: layer_norm_epsilon must be a positive number, got " +
+                  std::to_string(layer_norm_epsilon));
+    parameter_count();
+  }
+
+  // A Hugging Face GPT-2 config.json (model_type "gpt2" or none, as the first GPT-2 folders have).
+  // An absent field (or null) takes HF's default; the sizes must be integer literals (Python's
+  // json reads 1e9 as a float, which HF's range(n_layer) refuses). activation_function must be
+  // "gelu_new", GPT-2's. A field of the wrong type or a value the model cannot be built with
+  // (validate) throws lazygrad::Error naming the field and `where`. Fields the model does not use
+  // (n_ctx, dropouts, ...) are ignored.
+  static GPT2Config from_json(std::string_view text, const std::string& where = "config.json") {
+    const json::Value doc = parse_config_json(text, "GPT2Config", where);
+    const ConfigFields fields(doc, "GPT2Config", where);
+    if (const auto type = fields.string("model_type"); type && *type != "gpt2")
+      fields.fail(*doc.find("model_type"), "model_type \"" + *type + "\" is not a GPT-2 config");
+    if (const auto act = fields.string("activation_function"); act && *act != "gelu_new")
+      fields.fail(*doc.find("activation_function"),
+                  "activation_function \"" + *act + "\" is not supported (only GPT-2's \"gelu_new\")");
+    GPT2Config c;
+    fields.read("n_layer", c.n_layer);
+    fields.read("n_head", c.n_head);
+    fields.read("n_embd", c.n_embd);
+    fields.read("vocab_size", c.vocab_size);
+    fields.read("n_positions", c.n_positions);
+    fields.read("layer_norm_epsilon", c.layer_norm_epsilon);
+    try {
+      c.validate();
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " (in " + where + ")");
+    }
+    return c;
+  }
+  static GPT2Config from_file(const std::string& path) {
+    return from_json(read_config_text(path, "GPT2Config"), "\"" + path + "\"");
+  }
 };
+
+// The tensors of a GPT2 of `config`, by the model's state_dict names and in its order:
+// visit(name, shape, note), each dimension with the config fields it comes from, note naming a
+// block's layer. From the config alone, for check_hf_checkpoint (a test checks it against the
+// model's own state_dict).
+template <class Visit>
+void visit_gpt2_tensors(const GPT2Config& config, Visit&& visit) {
+  const ConfigDim embd{config.n_embd, "n_embd"}, embd3{3 * config.n_embd, "3 * n_embd"},
+      embd4{4 * config.n_embd, "4 * n_embd"};
+  visit("wte.weight", {{config.vocab_size, "vocab_size"}, embd}, "");
+  visit("wpe.weight", {{config.n_positions, "n_positions"}, embd}, "");
+  for (int64_t i = 0; i < config.n_layer; ++i) {
+    const std::string h = "h." + std::to_string(i) + ".";
+    const std::string note = "layer " + std::to_string(i) + " of n_layer " + std::to_string(config.n_layer);
+    visit(h + "ln_1.weight", {embd}, note);
+    visit(h + "ln_1.bias", {embd}, note);
+    visit(h + "attn.c_attn.weight", {embd, embd3}, note);
+    visit(h + "attn.c_attn.bias", {embd3}, note);
+    visit(h + "attn.c_proj.weight", {embd, embd}, note);
+    visit(h + "attn.c_proj.bias", {embd}, note);
+    visit(h + "ln_2.weight", {embd}, note);
+    visit(h + "ln_2.bias", {embd}, note);
+    visit(h + "mlp.c_fc.weight", {embd, embd4}, note);
+    visit(h + "mlp.c_fc.bias", {embd4}, note);
+    visit(h + "mlp.c_proj.weight", {embd4, embd}, note);
+    visit(h + "mlp.c_proj.bias", {embd}, note);
+  }
+  visit("ln_f.weight", {embd}, "");
+  visit("ln_f.bias", {embd}, "");
+}
 
 // HF's Conv1D: a linear layer with its weight stored [in, out]. Initialized as HF does: weight
 // N(0, 0.02), bias zeros.
@@ -187,7 +292,7 @@ class GPT2Block : public nn::Module {
 
 class GPT2 : public nn::Module {
  public:
-  explicit GPT2(const GPT2Config& config = GPT2Config::gpt2()) : config(config) {
+  explicit GPT2(const GPT2Config& config = GPT2Config::gpt2()) : config((config.validate(), config)) {
     wte = register_module("wte", std::make_shared<nn::Embedding>(config.vocab_size, config.n_embd));
     wpe = register_module("wpe", std::make_shared<nn::Embedding>(config.n_positions, config.n_embd));
     h = register_module("h", std::make_shared<nn::ModuleList>());
@@ -243,7 +348,32 @@ class GPT2 : public nn::Module {
   // with or without "transformer."). Every tensor of this model must be there with its shape,
   // otherwise lazygrad::Error names the tensor and nothing is loaded. Other entries are ignored.
   void load_hf_state_dict(const StateDict& checkpoint) {
+    check_hf_state_dict(config, checkpoint);
     load_hf_checkpoint(*this, checkpoint, "GPT2", {"", "transformer."});
+  }
+
+  // Checks a Hugging Face checkpoint against `config` as load_hf_state_dict reads it, from the
+  // config alone (check_hf_checkpoint): lazygrad::Error names the first tensor that is missing or
+  // of another dtype or shape (with the dimension and the config field), and `where` (the
+  // checkpoint's file) when given.
+  static void check_hf_state_dict(const GPT2Config& config, const StateDict& checkpoint,
+                                  const std::string& where = "") {
+    check_hf_checkpoint(checkpoint, [&](auto&& visit) { visit_gpt2_tensors(config, visit); },
+                        checkpoint_prefix("GPT2", where), {"", "transformer."});
+  }
+
+  // A GPT2 of `config` with a Hugging Face checkpoint's weights (as load_hf_state_dict reads them).
+  // The checkpoint is checked against the config before the model is built, so a config it does
+  // not match (another n_embd, more layers than it holds, a billion layers) is a lazygrad::Error
+  // naming the tensor, the dimension and the field (and `where`, the checkpoint's file), before
+  // anything is allocated.
+  static std::shared_ptr<GPT2> from_hf_checkpoint(const GPT2Config& config, const StateDict& checkpoint,
+                                                  const std::string& where = "") {
+    config.validate();
+    check_hf_state_dict(config, checkpoint, where);
+    auto model = std::make_shared<GPT2>(config);
+    model->load_hf_state_dict(checkpoint);
+    return model;
   }
 
   GPT2Config config;

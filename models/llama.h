@@ -31,22 +31,20 @@
 #include <lazygrad/variable.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <numbers>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <utility>
 #include <vector>
 
 #include "checkpoint.h"
+#include "config_fields.h"
+#include "parameter_count.h"
 
 namespace lazygrad::models {
 
@@ -63,6 +61,22 @@ struct RopeScaling {
   double low_freq_factor = 1;                       // Llama3 only
   double high_freq_factor = 4;                      // Llama3 only
   int64_t original_max_position_embeddings = 8192;  // Llama3 only
+};
+
+// How messages spell LlamaConfig's fields: config.json's keys (the defaults), or a GGUF file's
+// metadata keys (llama_config_from_gguf), so that an error names the key of the file it came from.
+struct LlamaConfigKeys {
+  std::string hidden_size = "hidden_size";
+  std::string intermediate_size = "intermediate_size";
+  std::string num_hidden_layers = "num_hidden_layers";
+  std::string num_attention_heads = "num_attention_heads";
+  std::string num_key_value_heads = "num_key_value_heads";
+  std::string head_dim = "head_dim";
+  std::string rms_norm_eps = "rms_norm_eps";
+  std::string rope_theta = "rope_theta";
+  std::string max_position_embeddings = "max_position_embeddings";
+  std::string vocab_size = "vocab_size";
+  std::string sliding_window = "sliding_window";
 };
 
 struct LlamaConfig {
@@ -132,42 +146,58 @@ struct LlamaConfig {
   }
 
   // The number of parameters a Llama of this config has (the tied head counted once), from the
-  // config alone: nothing is allocated.
-  int64_t parameter_count() const {
-    const int64_t d = head_size(), q = num_attention_heads * d, kv = num_key_value_heads * d;
-    const int64_t attention = hidden_size * q + 2 * hidden_size * kv + q * hidden_size;
-    const int64_t mlp = 3 * hidden_size * intermediate_size;
-    const int64_t layer = attention + mlp + 2 * hidden_size;
-    return vocab_size * hidden_size * (tie_word_embeddings ? 1 : 2) + num_hidden_layers * layer + hidden_size;
+  // config alone: nothing is allocated. Throws lazygrad::Error naming the field (as `keys` spell
+  // it) when the count (as float32 bytes) would overflow 64 bits (ParameterCount).
+  int64_t parameter_count(const LlamaConfigKeys& keys = {}) const {
+    const ParameterCount n("LlamaConfig");
+    auto field = [](const std::string& key, int64_t v) { return key + " " + std::to_string(v); };
+    const std::string hidden = field(keys.hidden_size, hidden_size);
+    const int64_t d = head_size();
+    const int64_t q = n.mul(num_attention_heads, d, field(keys.num_attention_heads, num_attention_heads));
+    const int64_t kv = n.mul(num_key_value_heads, d, field(keys.num_key_value_heads, num_key_value_heads));
+    // A layer: q_proj and o_proj, k_proj and v_proj, the three MLP projections, two RMSNorms.
+    const int64_t two_hidden = n.mul(2, hidden_size, hidden);
+    const int64_t attention = n.add(n.mul(two_hidden, q, hidden), n.mul(two_hidden, kv, hidden), hidden);
+    const std::string inter = field(keys.intermediate_size, intermediate_size);
+    const int64_t mlp = n.mul(n.mul(3, hidden_size, hidden), intermediate_size, inter);
+    const int64_t layer = n.add(n.add(attention, mlp, inter), two_hidden, hidden);
+    const std::string vocab = field(keys.vocab_size, vocab_size);
+    const int64_t embeddings =
+        n.mul(n.mul(vocab_size, hidden_size, vocab), tie_word_embeddings ? 1 : 2, vocab);
+    const int64_t layers = n.mul(num_hidden_layers, layer, field(keys.num_hidden_layers, num_hidden_layers));
+    return n.add(n.add(embeddings, layers, hidden), hidden_size, hidden);
   }
 
-  // Throws lazygrad::Error naming the first field whose value the model cannot run with.
-  void validate() const {
+  // Throws lazygrad::Error naming the first field (as `keys` spell it: config.json's names by
+  // default) whose value the model cannot run with, or whose parameter count would not fit.
+  void validate(const LlamaConfigKeys& keys = {}) const {
     auto fail = [](const std::string& what) { throw Error("LlamaConfig: " + what); };
-    auto positive = [&](int64_t v, const char* name) {
-      if (v <= 0) fail(std::string(name) + " must be positive, got " + std::to_string(v));
+    auto positive = [&](int64_t v, const std::string& name) {
+      if (v <= 0) fail(name + " must be positive, got " + std::to_string(v));
     };
-    positive(hidden_size, "hidden_size");
-    positive(intermediate_size, "intermediate_size");
-    positive(num_hidden_layers, "num_hidden_layers");
-    positive(num_attention_heads, "num_attention_heads");
-    positive(num_key_value_heads, "num_key_value_heads");
-    positive(max_position_embeddings, "max_position_embeddings");
-    positive(vocab_size, "vocab_size");
+    positive(hidden_size, keys.hidden_size);
+    positive(intermediate_size, keys.intermediate_size);
+    positive(num_hidden_layers, keys.num_hidden_layers);
+    positive(num_attention_heads, keys.num_attention_heads);
+    positive(num_key_value_heads, keys.num_key_value_heads);
+    positive(max_position_embeddings, keys.max_position_embeddings);
+    positive(vocab_size, keys.vocab_size);
     if (num_attention_heads % num_key_value_heads != 0)
-      fail("num_attention_heads (" + std::to_string(num_attention_heads) +
-           ") must be a multiple of num_key_value_heads (" + std::to_string(num_key_value_heads) + ")");
+      fail(keys.num_attention_heads + " (" + std::to_string(num_attention_heads) +
+           ") must be a multiple of " + keys.num_key_value_heads + " (" +
+           std::to_string(num_key_value_heads) + ")");
     if (!head_dim && hidden_size % num_attention_heads != 0)
-      fail("hidden_size (" + std::to_string(hidden_size) + ") must be a multiple of num_attention_heads (" +
-           std::to_string(num_attention_heads) + ") when head_dim is not given");
+      fail(keys.hidden_size + " (" + std::to_string(hidden_size) + ") must be a multiple of " +
+           keys.num_attention_heads + " (" + std::to_string(num_attention_heads) + ") when " + keys.head_dim +
+           " is not given");
     // rotate_half pairs element j with element j + head_dim / 2.
     if (head_size() <= 0 || head_size() % 2 != 0)
-      fail("head_dim must be positive and even, got " + std::to_string(head_size()));
+      fail(keys.head_dim + " must be positive and even, got " + std::to_string(head_size()));
     if (!(rms_norm_eps > 0) || !std::isfinite(rms_norm_eps))
-      fail("rms_norm_eps must be a positive number, got " + std::to_string(rms_norm_eps));
+      fail(keys.rms_norm_eps + " must be a positive number, got " + std::to_string(rms_norm_eps));
     if (!(rope_theta > 0) || !std::isfinite(rope_theta))
-      fail("rope_theta must be a positive number, got " + std::to_string(rope_theta));
-    if (sliding_window) positive(*sliding_window, "sliding_window");
+      fail(keys.rope_theta + " must be a positive number, got " + std::to_string(rope_theta));
+    if (sliding_window) positive(*sliding_window, keys.sliding_window);
     const RopeScaling& s = rope_scaling;
     if (s.type != RopeScaling::Type::None && (!(s.factor >= 1) || !std::isfinite(s.factor)))
       fail("rope_scaling factor must be a number >= 1, got " + std::to_string(s.factor));
@@ -178,6 +208,7 @@ struct LlamaConfig {
              std::to_string(s.low_freq_factor) + " and " + std::to_string(s.high_freq_factor));
       positive(s.original_max_position_embeddings, "rope_scaling original_max_position_embeddings");
     }
+    parameter_count(keys);
   }
 
   // A Hugging Face config.json (model_type "llama" or "mistral"). A field that is absent (or null,
@@ -192,87 +223,9 @@ struct LlamaConfig {
 
 // ---- reading config.json ----
 
-namespace llama_detail {
-
-// Reads the fields of one JSON object, each message naming the document, the field and its byte offset.
-class ConfigFields {
- public:
-  ConfigFields(const json::Value& object, std::string where) : object_(object), where_(std::move(where)) {}
-
-  [[noreturn]] void fail(const json::Value& at, const std::string& what) const {
-    throw Error("LlamaConfig: " + where_ + ": " + what + " (at byte " + std::to_string(at.offset) + ")");
-  }
-  const json::Value* find(const char* key) const {
-    const json::Value* v = object_.find(key);
-    return v && v->kind != json::Kind::Null ? v : nullptr;
-  }
-  const json::Value& need(const char* key) const {
-    const json::Value* v = find(key);
-    if (!v) fail(object_, std::string("\"") + key + "\" is missing");
-    return *v;
-  }
-
-  int64_t integer(const json::Value& v, const std::string& name) const {
-    int64_t out = 0;
-    const char* end = v.text.data() + v.text.size();
-    const auto parsed = std::from_chars(v.text.data(), end, out);
-    if (v.kind != json::Kind::Number || parsed.ec != std::errc() || parsed.ptr != end)
-      fail(v, "\"" + name + "\" must be a 64-bit integer, found " +
-                  (v.kind == json::Kind::Number ? v.text : std::string(json::kind_name(v.kind))));
-    return out;
-  }
-  double number(const json::Value& v, const std::string& name) const {
-    if (v.kind != json::Kind::Number)
-      fail(v, "\"" + name + "\" must be a number, found " + std::string(json::kind_name(v.kind)));
-    double out = 0;  // the JSON grammar has checked the literal: only its range can be wrong
-    if (std::from_chars(v.text.data(), v.text.data() + v.text.size(), out).ec != std::errc())
-      fail(v, "\"" + name + "\" is out of range: " + v.text);
-    return out;
-  }
-  void read(const char* key, int64_t& out) const {
-    if (const json::Value* v = find(key)) out = integer(*v, key);
-  }
-  void read(const char* key, double& out) const {
-    if (const json::Value* v = find(key)) out = number(*v, key);
-  }
-  void read(const char* key, std::optional<int64_t>& out) const {
-    if (const json::Value* v = object_.find(key))
-      out = v->kind == json::Kind::Null ? std::nullopt : std::optional(integer(*v, key));
-  }
-  void read(const char* key, bool& out) const {
-    if (const json::Value* v = find(key)) {
-      if (v->kind != json::Kind::Bool) fail(*v, std::string("\"") + key + "\" must be true or false");
-      out = v->boolean;
-    }
-  }
-  std::optional<std::string> string(const char* key) const {
-    const json::Value* v = find(key);
-    if (!v) return std::nullopt;
-    if (v->kind != json::Kind::String)
-      fail(*v,
-           std::string("\"") + key + "\" must be a string, found " + std::string(json::kind_name(v->kind)));
-    return v->text;
-  }
-
- private:
-  const json::Value& object_;
-  std::string where_;
-};
-
-}  // namespace llama_detail
-
 inline LlamaConfig LlamaConfig::from_json(std::string_view text, const std::string& where) {
-  json::Value doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::SyntaxError& e) {
-    throw Error("LlamaConfig: " + where + ": not valid JSON: " + e.reason() + " (at byte " +
-                std::to_string(e.offset()) + ")");
-  }
-  if (doc.kind != json::Kind::Object)
-    throw Error("LlamaConfig: " + where + ": expected a JSON object, found " +
-                std::string(json::kind_name(doc.kind)));
-  const llama_detail::ConfigFields fields(doc, where);
+  const json::Value doc = parse_config_json(text, "LlamaConfig", where);
+  const ConfigFields fields(doc, "LlamaConfig", where);
 
   LlamaConfig c;
   const std::string model_type = fields.string("model_type").value_or("llama");
@@ -320,7 +273,7 @@ inline LlamaConfig LlamaConfig::from_json(std::string_view text, const std::stri
     if (scaling->kind != json::Kind::Object)
       fields.fail(*scaling, "\"rope_scaling\" must be an object or null, found " +
                                 std::string(json::kind_name(scaling->kind)));
-    const llama_detail::ConfigFields s(*scaling, where + " rope_scaling");
+    const ConfigFields s(*scaling, "LlamaConfig", where + " rope_scaling");
     // HF reads "rope_type", or "type" in older files.
     const char* type_key = s.find("rope_type") ? "rope_type" : "type";
     const std::optional<std::string> named = s.string(type_key);
@@ -350,11 +303,7 @@ inline LlamaConfig LlamaConfig::from_json(std::string_view text, const std::stri
 }
 
 inline LlamaConfig LlamaConfig::from_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error("LlamaConfig: cannot open \"" + path + "\"");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return from_json(text.str(), "\"" + path + "\"");
+  return from_json(read_config_text(path, "LlamaConfig"), "\"" + path + "\"");
 }
 
 // ---- the model ----
@@ -619,6 +568,37 @@ class LlamaModel : public nn::Module {
   std::shared_ptr<LlamaRotaryEmbedding> rotary_emb;
 };
 
+// The tensors of a Llama of `config`, by the model's state_dict names (HF's) and in its order:
+// visit(name, shape, note), each dimension with the config fields it comes from (as `keys` spell
+// them), note naming a layer's index. From the config alone, for check_hf_checkpoint and the GGUF
+// loader (a test checks it against the model's own state_dict).
+template <class Visit>
+void visit_llama_tensors(const LlamaConfig& config, const LlamaConfigKeys& keys, Visit&& visit) {
+  const int64_t d = config.head_size();
+  const ConfigDim hidden{config.hidden_size, keys.hidden_size},
+      inter{config.intermediate_size, keys.intermediate_size},
+      q{config.num_attention_heads * d, keys.num_attention_heads + " * " + keys.head_dim},
+      kv{config.num_key_value_heads * d, keys.num_key_value_heads + " * " + keys.head_dim},
+      vocab{config.vocab_size, keys.vocab_size};
+  visit("model.embed_tokens.weight", {vocab, hidden}, "");
+  for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
+    const std::string layer = "model.layers." + std::to_string(i) + ".";
+    const std::string note = "layer " + std::to_string(i) + " of " + keys.num_hidden_layers + " " +
+                             std::to_string(config.num_hidden_layers);
+    visit(layer + "input_layernorm.weight", {hidden}, note);
+    visit(layer + "self_attn.q_proj.weight", {q, hidden}, note);
+    visit(layer + "self_attn.k_proj.weight", {kv, hidden}, note);
+    visit(layer + "self_attn.v_proj.weight", {kv, hidden}, note);
+    visit(layer + "self_attn.o_proj.weight", {hidden, q}, note);
+    visit(layer + "post_attention_layernorm.weight", {hidden}, note);
+    visit(layer + "mlp.gate_proj.weight", {inter, hidden}, note);
+    visit(layer + "mlp.up_proj.weight", {inter, hidden}, note);
+    visit(layer + "mlp.down_proj.weight", {hidden, inter}, note);
+  }
+  visit("model.norm.weight", {hidden}, "");
+  if (!config.tie_word_embeddings) visit("lm_head.weight", {vocab, hidden}, "");
+}
+
 // HF's LlamaForCausalLM.
 class Llama : public nn::Module {
  public:
@@ -682,7 +662,36 @@ class Llama : public nn::Module {
   // this model must be there with its shape, otherwise lazygrad::Error names the tensor and nothing
   // is loaded. Other entries (a tied model's lm_head.weight, older files' rotary_emb.inv_freq) are
   // ignored; 16-bit tensors are converted to float32.
-  void load_hf_state_dict(const StateDict& checkpoint) { load_hf_checkpoint(*this, checkpoint, "Llama"); }
+  void load_hf_state_dict(const StateDict& checkpoint) {
+    check_hf_state_dict(config, checkpoint);
+    load_hf_checkpoint(*this, checkpoint, "Llama");
+  }
+
+  // Checks a Hugging Face checkpoint against `config` as load_hf_state_dict reads it, from the
+  // config alone (check_hf_checkpoint): lazygrad::Error names the first tensor that is missing or
+  // of another dtype or shape (with the dimension and the config field), and `where` (the
+  // checkpoint's file or folder) when given.
+  static void check_hf_state_dict(const LlamaConfig& config, const StateDict& checkpoint,
+                                  const std::string& where = "") {
+    check_hf_checkpoint(
+        checkpoint, [&](auto&& visit) { visit_llama_tensors(config, {}, visit); },
+        checkpoint_prefix("Llama", where));
+  }
+
+  // A Llama of `config` (and max_context, as the constructor takes it) with a Hugging Face
+  // checkpoint's weights (as load_hf_state_dict reads them). The checkpoint is checked against the
+  // config before the model is built, so a config it does not match (another hidden_size, more
+  // layers than it holds, a billion layers) is a lazygrad::Error naming the tensor, the dimension
+  // and the field (and `where`, the checkpoint's file or folder), before anything is allocated.
+  static std::shared_ptr<Llama> from_hf_checkpoint(const LlamaConfig& config, const StateDict& checkpoint,
+                                                   const std::string& where = "",
+                                                   std::optional<int64_t> max_context = std::nullopt) {
+    config.validate();
+    check_hf_state_dict(config, checkpoint, where);
+    auto model = std::make_shared<Llama>(config, max_context);
+    model->load_hf_state_dict(checkpoint);
+    return model;
+  }
 
   LlamaConfig config;
   std::shared_ptr<LlamaModel> model;

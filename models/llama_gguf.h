@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,19 +28,49 @@
 
 namespace lazygrad::models {
 
+// The GGUF metadata keys of LlamaConfig's fields, for messages that name the file's key.
+inline LlamaConfigKeys gguf_config_keys() {
+  LlamaConfigKeys k;
+  k.hidden_size = "llama.embedding_length";
+  k.intermediate_size = "llama.feed_forward_length";
+  k.num_hidden_layers = "llama.block_count";
+  k.num_attention_heads = "llama.attention.head_count";
+  k.num_key_value_heads = "llama.attention.head_count_kv";
+  k.head_dim = "llama.attention.key_length";
+  k.rms_norm_eps = "llama.attention.layer_norm_rms_epsilon";
+  k.rope_theta = "llama.rope.freq_base";
+  k.max_position_embeddings = "llama.context_length";
+  k.vocab_size = "the rows of token_embd.weight";
+  k.sliding_window = "llama.attention.sliding_window";
+  return k;
+}
+
 // The config of a GGUF file whose general.architecture is "llama" (LLaMA 1/2/3, TinyLlama and
-// Mistral all convert to it). Missing keys take llama.cpp's defaults; a missing required one, or
-// another architecture, is a lazygrad::Error naming the file and the key. Only the tensor infos are
-// read, so a file from load_gguf_metadata will do.
+// Mistral all convert to it). Missing keys take llama.cpp's defaults; a missing required one,
+// another architecture, a value of the wrong type or one the model cannot be built with (a
+// negative block_count, sizes whose parameter count overflows) is a lazygrad::Error naming the
+// file and the key. Only the tensor infos are read, so a file from load_gguf_metadata will do.
 inline LlamaConfig llama_config_from_gguf(const GGUFFile& file) {
   const std::string& arch = file.at("general.architecture").as_string();
   if (arch != "llama")
     throw Error(file.path + ": general.architecture is \"" + arch +
                 "\"; only \"llama\" models are supported");
-  auto count = [&](const std::string& key) { return file.at("llama." + key).as_int(); };
+  // The accessors' errors name the key; these add the file.
+  auto integer = [&](const GGUFValue& v) {
+    try {
+      return v.as_int();
+    } catch (const Error& e) {
+      throw Error(file.path + ": " + e.what());
+    }
+  };
+  auto count = [&](const std::string& key) { return integer(file.at("llama." + key)); };
   auto number_or = [&](const std::string& key, double fallback) {
     const GGUFValue* v = file.find("llama." + key);
-    return v ? v->as_double() : fallback;
+    try {
+      return v ? v->as_double() : fallback;
+    } catch (const Error& e) {
+      throw Error(file.path + ": " + e.what());
+    }
   };
   LlamaConfig c;
   c.hidden_size = count("embedding_length");
@@ -51,10 +82,10 @@ inline LlamaConfig llama_config_from_gguf(const GGUFFile& file) {
   // The head size is attention.key_length (as llama.cpp reads it), else hidden / heads; the rotary
   // dimensions (rope.dimension_count) must be all of it: partial rotary is not supported.
   const int64_t heads_size = c.num_attention_heads > 0 ? c.hidden_size / c.num_attention_heads : 0;
-  if (const GGUFValue* k = file.find("llama.attention.key_length"); k && k->as_int() != heads_size)
-    c.head_dim = k->as_int();
-  if (const GGUFValue* d = file.find("llama.rope.dimension_count"); d && d->as_int() != c.head_size())
-    throw Error(file.path + ": llama.rope.dimension_count " + std::to_string(d->as_int()) +
+  if (const GGUFValue* k = file.find("llama.attention.key_length"); k && integer(*k) != heads_size)
+    c.head_dim = integer(*k);
+  if (const GGUFValue* d = file.find("llama.rope.dimension_count"); d && integer(*d) != c.head_size())
+    throw Error(file.path + ": llama.rope.dimension_count " + std::to_string(integer(*d)) +
                 " is not the head size " + std::to_string(c.head_size()) +
                 " (partial rotary is not supported)");
   c.rms_norm_eps = number_or("attention.layer_norm_rms_epsilon", 1e-5);
@@ -67,20 +98,59 @@ inline LlamaConfig llama_config_from_gguf(const GGUFFile& file) {
     throw Error(file.path + ": llama.rope.scaling.type \"" + type->as_string() + "\" is not supported");
   }
   if (const GGUFValue* window = file.find("llama.attention.sliding_window"))
-    c.sliding_window = window->as_int();
+    c.sliding_window = integer(*window);
   // From the tensor's info, not the tensor: a file read by load_gguf_metadata has the config too.
   const GGUFTensorInfo* embed = file.tensor_info("token_embd.weight");
   if (!embed) throw Error(file.path + ": no tensor \"token_embd.weight\" (the token embeddings)");
-  c.vocab_size = embed->shape.size() == 2 ? embed->shape[0] : 0;
+  if (embed->shape.size() != 2)
+    throw Error(file.path + ": tensor \"token_embd.weight\" has shape " + shape_str(embed->shape) +
+                ", expected 2 dimensions [vocab, llama.embedding_length]");
+  c.vocab_size = embed->shape[0];
   c.tie_word_embeddings = file.tensor_info("output.weight") == nullptr;
   c.bos_token_id = file.find("tokenizer.ggml.bos_token_id")
-                       ? std::optional<int64_t>(file.at("tokenizer.ggml.bos_token_id").as_int())
+                       ? std::optional<int64_t>(integer(file.at("tokenizer.ggml.bos_token_id")))
                        : std::nullopt;
   c.eos_token_ids.clear();
   if (const GGUFValue* eos = file.find("tokenizer.ggml.eos_token_id"))
-    c.eos_token_ids.push_back(eos->as_int());
-  c.validate();
+    c.eos_token_ids.push_back(integer(*eos));
+  try {
+    c.validate(gguf_config_keys());
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (in " + file.path + ")");
+  }
   return c;
+}
+
+// llama.cpp's name of the tensor Hugging Face calls `hf_name` (convert_hf_to_gguf.py's names, the
+// ones a Llama has).
+inline std::string gguf_tensor_name(const std::string& hf_name) {
+  static constexpr std::pair<std::string_view, std::string_view> kModel[] = {
+      {"model.embed_tokens.weight", "token_embd.weight"},
+      {"model.norm.weight", "output_norm.weight"},
+      {"lm_head.weight", "output.weight"},
+  };
+  static constexpr std::pair<std::string_view, std::string_view> kLayer[] = {
+      {"input_layernorm.weight", "attn_norm.weight"},
+      {"self_attn.q_proj.weight", "attn_q.weight"},
+      {"self_attn.k_proj.weight", "attn_k.weight"},
+      {"self_attn.v_proj.weight", "attn_v.weight"},
+      {"self_attn.o_proj.weight", "attn_output.weight"},
+      {"post_attention_layernorm.weight", "ffn_norm.weight"},
+      {"mlp.gate_proj.weight", "ffn_gate.weight"},
+      {"mlp.up_proj.weight", "ffn_up.weight"},
+      {"mlp.down_proj.weight", "ffn_down.weight"},
+  };
+  for (const auto& [hf, gguf] : kModel)
+    if (hf_name == hf) return std::string(gguf);
+  constexpr std::string_view kLayers = "model.layers.";
+  const size_t dot = hf_name.find('.', kLayers.size());
+  if (hf_name.starts_with(kLayers) && dot != std::string::npos) {
+    const std::string_view rest = std::string_view(hf_name).substr(dot + 1);
+    for (const auto& [hf, gguf] : kLayer)
+      if (rest == hf)
+        return "blk." + hf_name.substr(kLayers.size(), dot - kLayers.size()) + "." + std::string(gguf);
+  }
+  throw Error("gguf_tensor_name: no llama.cpp name for \"" + hf_name + "\"");
 }
 
 // HF's row order of a query or key projection [heads * head_dim, in] that llama.cpp permuted.
@@ -90,54 +160,55 @@ inline Tensor unpermute_rope_rows(const Tensor& w, int64_t heads) {
 }
 
 // The file's tensors under HF's LlamaForCausalLM names, with the query and key rows back in HF's
-// order. A tensor the model needs that the file lacks is a lazygrad::Error naming both names.
+// order. Each tensor the config implies is checked first, in the model's order: one the file
+// lacks, one of a dtype that is not floating point, or one of another shape is a lazygrad::Error
+// naming the file, both names, and for a shape the dimension (with its ggml ne index), both sizes
+// and the metadata keys the expected one comes from. A block_count beyond the file's blocks fails
+// at the first block the file lacks.
 inline StateDict llama_state_dict_from_gguf(const GGUFFile& file, const LlamaConfig& config) {
   StateDict out;
-  auto take = [&](const std::string& gguf_name, const std::string& hf_name) {
-    if (!file.tensor_info(gguf_name))
-      throw Error(file.path + ": no tensor \"" + gguf_name + "\" (the model's " + hf_name + ")");
-    out[hf_name] = file.tensor(gguf_name);
-  };
-  take("token_embd.weight", "model.embed_tokens.weight");
-  take("output_norm.weight", "model.norm.weight");
-  if (!config.tie_word_embeddings) take("output.weight", "lm_head.weight");
+  const std::string prefix = checkpoint_prefix("Llama", file.path);
+  visit_llama_tensors(
+      config, gguf_config_keys(),
+      [&](const std::string& hf_name, const ConfigShape& shape, const std::string& note) {
+        const std::string name = gguf_tensor_name(hf_name);
+        const std::string label = "\"" + name + "\" (the model's " + hf_name;
+        if (!file.tensor_info(name))
+          throw Error(prefix + "no tensor " + label + (note.empty() ? "" : ", " + note) + ")");
+        const Tensor& t = file.tensor(name);
+        check_checkpoint_tensor(prefix, {label + ")", t.dtype(), t.shape(), true}, shape);
+        out[hf_name] = t;
+      });
   for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
-    const std::string blk = "blk." + std::to_string(i) + ".",
-                      layer = "model.layers." + std::to_string(i) + ".";
-    take(blk + "attn_norm.weight", layer + "input_layernorm.weight");
-    take(blk + "attn_q.weight", layer + "self_attn.q_proj.weight");
-    take(blk + "attn_k.weight", layer + "self_attn.k_proj.weight");
-    take(blk + "attn_v.weight", layer + "self_attn.v_proj.weight");
-    take(blk + "attn_output.weight", layer + "self_attn.o_proj.weight");
-    take(blk + "ffn_norm.weight", layer + "post_attention_layernorm.weight");
-    take(blk + "ffn_gate.weight", layer + "mlp.gate_proj.weight");
-    take(blk + "ffn_up.weight", layer + "mlp.up_proj.weight");
-    take(blk + "ffn_down.weight", layer + "mlp.down_proj.weight");
-    Tensor& q = out[layer + "self_attn.q_proj.weight"];
-    Tensor& k = out[layer + "self_attn.k_proj.weight"];
-    if (q.dim() == 2 && k.dim() == 2 && q.size(0) % (2 * config.num_attention_heads) == 0 &&
-        k.size(0) % (2 * config.num_key_value_heads) == 0) {  // else load_hf_state_dict names the bad shape
-      q = unpermute_rope_rows(q.to(kFloat32), config.num_attention_heads);
-      k = unpermute_rope_rows(k.to(kFloat32), config.num_key_value_heads);
-    }
+    const std::string layer = "model.layers." + std::to_string(i) + ".self_attn.";
+    Tensor& q = out[layer + "q_proj.weight"];
+    Tensor& k = out[layer + "k_proj.weight"];
+    q = unpermute_rope_rows(q.to(kFloat32), config.num_attention_heads);
+    k = unpermute_rope_rows(k.to(kFloat32), config.num_key_value_heads);
   }
   return out;
 }
 
 // A Llama with the file's weights (max_context as Llama's constructor takes it). With
 // "rope_freqs.weight" (LLaMA 3.1's scaling), the rotary frequencies are rope_theta's divided by it.
+// Every tensor is checked (llama_state_dict_from_gguf) before the model is built, so a file whose
+// metadata does not match its tensors is refused before anything is allocated.
 inline std::shared_ptr<Llama> load_llama_gguf(const GGUFFile& file,
                                               std::optional<int64_t> max_context = std::nullopt) {
   const LlamaConfig config = llama_config_from_gguf(file);
-  auto model = std::make_shared<Llama>(config, max_context);
-  model->load_hf_state_dict(llama_state_dict_from_gguf(file, config));
+  const StateDict weights = llama_state_dict_from_gguf(file, config);
+  const Tensor* divisors = nullptr;
   if (file.tensor_info("rope_freqs.weight")) {
+    divisors = &file.tensor("rope_freqs.weight");
+    check_checkpoint_tensor(checkpoint_prefix("Llama", file.path),
+                            {"\"rope_freqs.weight\" (the rotary frequencies' divisors)", divisors->dtype(),
+                             divisors->shape(), true},
+                            {{config.head_size() / 2, gguf_config_keys().head_dim + " / 2"}});
+  }
+  auto model = Llama::from_hf_checkpoint(config, weights, file.path, max_context);
+  if (divisors) {
     Tensor& inv_freq = model->model->rotary_emb->inv_freq;
-    const Tensor& divisors = file.tensor("rope_freqs.weight");
-    if (divisors.shape() != inv_freq.shape())
-      throw Error(file.path + ": rope_freqs.weight has shape " + shape_str(divisors.shape()) + ", expected " +
-                  shape_str(inv_freq.shape()));
-    inv_freq.assign(inv_freq / divisors.to(kFloat32));
+    inv_freq.assign(inv_freq / divisors->to(kFloat32));
     inv_freq.realize();
   }
   return model;

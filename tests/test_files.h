@@ -49,10 +49,14 @@ struct RunResult {
 };
 
 // Runs `program args...` with stdout and stderr caught in files in `dir` (stderr is then no
-// terminal: the progress bar prints plain lines) and stdin empty.
+// terminal: the progress bar prints plain lines) and stdin empty. With `kill_after_s`, coreutils'
+// timeout kills a program that runs longer (exit status 124 or 137): a guard for a test of
+// something that used to hang, so that it fails instead of waiting for ctest's timeout. It is not
+// a time the test asserts: give it many times what the program needs.
 inline RunResult run_program(const fs::path& program, const std::vector<std::string>& args,
-                             const fs::path& dir) {
+                             const fs::path& dir, int kill_after_s = 0) {
   std::string command = shell_quote(program.string());
+  if (kill_after_s > 0) command = "timeout -k 10 " + std::to_string(kill_after_s) + " " + command;
   for (const std::string& a : args) command += " " + shell_quote(a);
   fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
   command += " >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string()) + " </dev/null";

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../apps/utf8_stream.h"
@@ -344,6 +345,87 @@ TEST_F(GenerateCli, LlamaFolderAndGGUFFile) {
     EXPECT_EQ(r.out, want + "\n") << path;
     EXPECT_NE(r.err.find("prompt: " + std::to_string(ids.size()) + " tokens"), std::string::npos) << r.err;
   }
+}
+
+// A config.json that does not match its checkpoint, or asks for absurd sizes, is an `error:` line
+// naming the file, the key or tensor and the dimension (exit 1), before any layer is built: a wide
+// n_embd used to abort with an uncaught std::bad_alloc, and a billion layers used to build layer
+// after layer with the memory growing. The guard (kill after 60 s) only makes a regression fail
+// instead of waiting for ctest's timeout.
+TEST_F(GenerateCli, ConfigsThatDoNotFitTheirCheckpointAreCleanErrors) {
+  auto config = [&](const std::string& n_layer, const std::string& n_embd) {
+    write_file(model_ / "config.json",
+               "{\"model_type\": \"gpt2\", \"n_layer\": " + n_layer +
+                   ", \"n_head\": 4, \"n_embd\": " + n_embd +
+                   ", \"vocab_size\": 101, \"n_positions\": 16, \"layer_norm_epsilon\": 1e-05, "
+                   "\"activation_function\": \"gelu_new\"}\n");
+  };
+  const std::string weights = (model_ / "model.safetensors").string(),
+                    file = (model_ / "config.json").string();
+  auto expect_refused = [&](std::initializer_list<std::string> words) {
+    RunResult r =
+        test::run_program(cli_, {"generate", "--model", model_.string(), "--prompt", "a"}, dir_, 60);
+    EXPECT_EQ(r.exit_status, 1) << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+    for (const std::string& w : words)
+      EXPECT_NE(r.err.find(w), std::string::npos) << "'" << w << "' is not in: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  };
+  config("2", "4194304");
+  expect_refused(
+      {"GPT2: \"" + weights + "\": tensor \"wte.weight\" has shape {101, 16}, expected {101, 4194304}",
+       "dimension 1 is 16, expected 4194304 (n_embd)"});
+  config("1e9", "16");
+  expect_refused({"\"" + file + "\"", "\"n_layer\" must be an integer, found 1e9"});
+  config("1000000000", "16");
+  expect_refused({"\"" + weights + "\"", "no tensor \"h.2.ln_1.weight\" (layer 2 of n_layer 1000000000)"});
+  config("-1", "16");
+  expect_refused({"n_layer must be positive, got -1", file});
+  config("1000000000000000000", "16");
+  expect_refused({"n_layer 1000000000000000000", "overflow 64 bits", file});
+
+  // LLaMA's num_hidden_layers, from a folder, and GGUF's block_count.
+  const fs::path llama = dir_ / "llama";
+  fs::create_directories(llama);
+  for (const char* name : {"config.json", "tokenizer.json", "model.safetensors.index.json",
+                           "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"})
+    fs::copy_file(fixture_dir() / "llama_tiny_llama3" / name, llama / name);
+  std::string text = read_file(llama / "config.json");
+  const std::string layers = "\"num_hidden_layers\": 2";
+  ASSERT_NE(text.find(layers), std::string::npos);
+  write_file(llama / "config.json",
+             text.replace(text.find(layers), layers.size(), "\"num_hidden_layers\": 1000000000"));
+  RunResult r = test::run_program(cli_, {"generate", "--model", llama.string()}, dir_, 60);
+  EXPECT_EQ(r.exit_status, 1) << r.err;
+  EXPECT_NE(
+      r.err.find(
+          "no tensor \"model.layers.2.input_layernorm.weight\" (layer 2 of num_hidden_layers 1000000000)"),
+      std::string::npos)
+      << r.err;
+
+  std::string gguf = read_file(fixture_dir() / "llama_tiny_llama3" / "model.gguf");
+  const std::string key = "llama.block_count";
+  const size_t at = gguf.find(key) + key.size();  // then the type (uint32, 4) and the value
+  ASSERT_EQ(static_cast<uint8_t>(gguf.at(at)), 4u);
+  const uint32_t billion = 1000000000;
+  gguf.replace(at + 4, 4, std::string(reinterpret_cast<const char*>(&billion), 4));
+  write_file(dir_ / "deep.gguf", gguf);
+  r = test::run_program(cli_, {"generate", "--model", (dir_ / "deep.gguf").string()}, dir_, 60);
+  EXPECT_EQ(r.exit_status, 1) << r.err;
+  EXPECT_NE(r.err.find("no tensor \"blk.2.attn_norm.weight\""), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("layer 2 of llama.block_count 1000000000"), std::string::npos) << r.err;
+}
+
+TEST_F(GenerateCli, IntegerWeightsAreACleanError) {
+  StateDict state = load_safetensors((model_ / "model.safetensors").string());
+  state["wte.weight"] = state.at("wte.weight").to(kInt32);
+  save_safetensors((model_ / "model.safetensors").string(), state);
+  RunResult r = run({"generate", "--model", model_.string(), "--prompt", "a"});
+  EXPECT_EQ(r.exit_status, 1) << r.err;
+  EXPECT_NE(r.err.find("error: GPT2: \"" + (model_ / "model.safetensors").string() +
+                       "\": tensor \"wte.weight\" has dtype int32"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(GenerateCli, BadOptionsAreUsageErrors) {

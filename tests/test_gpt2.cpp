@@ -16,7 +16,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../models/gpt2.h"
@@ -249,6 +252,155 @@ TEST(GPT2, WrongShapeIsAnErrorNamingIt) {
   wider.vocab_size += 1;
   models::GPT2 other(wider);
   expect_error([&] { other.load_hf_state_dict(checkpoint()); }, {"GPT2", "wte.weight", "{101, 16}"});
+}
+
+TEST(GPT2, TensorListIsTheModelsStateDict) {
+  // visit_gpt2_tensors (the config alone) lists what the model registers, in its order.
+  const models::GPT2Config config = read_reference().config;
+  models::GPT2 model(config);
+  std::vector<std::pair<std::string, Shape>> listed, registered;
+  models::visit_gpt2_tensors(
+      config, [&](const std::string& name, const models::ConfigShape& shape, const std::string&) {
+        listed.emplace_back(name, models::sizes_of(shape));
+      });
+  for (const auto& [name, t] : model.ordered_state_dict()) {
+    registered.emplace_back(name, t.shape());
+    EXPECT_EQ(t.dtype(), kFloat32) << name;
+  }
+  EXPECT_EQ(listed, registered);
+  int64_t count = 0;
+  for (const auto& [name, shape] : registered)
+    count += std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+  EXPECT_EQ(config.parameter_count(), count);
+}
+
+TEST(GPT2, ConfigJsonIsReadAndChecked) {
+  const models::GPT2Config tiny = models::GPT2Config::from_json(
+      R"({"model_type": "gpt2", "activation_function": "gelu_new", "n_layer": 2, "n_head": 4, "n_embd": 16,
+          "vocab_size": 101, "n_positions": 16, "n_ctx": 16, "layer_norm_epsilon": 1e-05})");
+  EXPECT_EQ(tiny.n_layer, 2);
+  EXPECT_EQ(tiny.n_embd, 16);
+  EXPECT_EQ(tiny.vocab_size, 101);
+  EXPECT_EQ(tiny.layer_norm_epsilon, 1e-5);
+  // Absent fields take HF's GPT2Config defaults (gpt2's sizes).
+  const models::GPT2Config defaults = models::GPT2Config::from_json(R"({"n_layer": null})");
+  EXPECT_EQ(defaults.n_layer, 12);
+  EXPECT_EQ(defaults.n_embd, 768);
+  EXPECT_EQ(defaults.vocab_size, 50257);
+  EXPECT_EQ(models::GPT2Config::gpt2().parameter_count(), 124439808);
+
+  // Counts must be integer literals; sizes positive; the parameter count must fit in 64 bits. Each
+  // error names the file and the key.
+  auto bad = [](const std::string& fields, std::initializer_list<std::string> words) {
+    std::vector<std::string> all(words);
+    all.push_back("\"m/config.json\"");
+    std::string msg = "(no lazygrad::Error thrown)";
+    try {
+      models::GPT2Config::from_json("{" + fields + "}", "\"m/config.json\"");
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    for (const std::string& w : all)
+      EXPECT_NE(msg.find(w), std::string::npos) << "'" << w << "' is not in: " << msg;
+  };
+  bad(R"("n_layer": 1e9)", {"GPT2Config", "\"n_layer\" must be an integer, found 1e9"});
+  bad(R"("n_layer": 12.0)", {"\"n_layer\" must be an integer, found 12.0"});
+  bad(R"("n_embd": "768")", {"\"n_embd\" must be an integer, found a string"});
+  bad(R"("n_head": 99999999999999999999)", {"\"n_head\" must be a 64-bit integer"});
+  bad(R"("n_layer": -1)", {"n_layer must be positive, got -1"});
+  bad(R"("vocab_size": 0)", {"vocab_size must be positive, got 0"});
+  bad(R"("n_layer": 1000000000000000000)", {"n_layer 1000000000000000000", "overflow 64 bits"});
+  bad(R"("n_embd": 4294967296, "n_head": 1)", {"n_embd 4294967296", "overflow 64 bits"});
+  bad(R"("n_positions": 4611686018427387904)", {"n_positions 4611686018427387904", "overflow"});
+  bad(R"("n_head": 5)", {"n_embd (768) must be a multiple of n_head (5)"});
+  bad(R"("layer_norm_epsilon": -1)", {"layer_norm_epsilon must be a positive number"});
+  bad(R"("activation_function": "relu")", {"activation_function \"relu\" is not supported"});
+  bad(R"("model_type": "llama")", {"model_type \"llama\" is not a GPT-2 config"});
+  expect_error([] { models::GPT2Config::from_json("[1]", "x"); },
+               {"GPT2Config", "x", "expected a JSON object"});
+  expect_error([] { models::GPT2Config::from_file("/nonexistent/config.json"); },
+               {"GPT2Config", "cannot open", "/nonexistent/config.json"});
+}
+
+// The checkpoint is read against the config before a model is built: a config that does not match
+// it is refused without building (initializing, allocating) a single layer, so one that claims a
+// billion layers or a huge n_embd fails at once instead of running out of memory.
+TEST(GPT2, CheckpointIsCheckedBeforeAnyLayerIsBuilt) {
+  const models::GPT2Config config = read_reference().config;
+  const StateDict ckpt = checkpoint();
+  auto refused_unbuilt = [&](const models::GPT2Config& c, const StateDict& state,
+                             std::initializer_list<std::string> words) {
+    const int64_t kernels = GlobalCounters::kernel_count;
+    std::vector<std::string> all(words);
+    all.insert(all.begin(), "GPT2: \"tiny.safetensors\": ");
+    std::string msg = "(no lazygrad::Error thrown)";
+    try {
+      models::GPT2::from_hf_checkpoint(c, state, "tiny.safetensors");
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    for (const std::string& w : all)
+      EXPECT_NE(msg.find(w), std::string::npos) << "'" << w << "' is not in: " << msg;
+    return GlobalCounters::kernel_count == kernels;  // no parameter was initialized
+  };
+  models::GPT2Config deeper = config;
+  deeper.n_layer = 3;  // the checkpoint has 2
+  ASSERT_TRUE(refused_unbuilt(deeper, ckpt, {"no tensor \"h.2.ln_1.weight\" (layer 2 of n_layer 3)"}))
+      << "layers were built before the checkpoint was checked";
+  deeper.n_layer = 1000000000;
+  ASSERT_TRUE(
+      refused_unbuilt(deeper, ckpt, {"no tensor \"h.2.ln_1.weight\" (layer 2 of n_layer 1000000000)"}));
+  models::GPT2Config wide = config;
+  wide.n_embd = 4194304;
+  EXPECT_TRUE(
+      refused_unbuilt(wide, ckpt,
+                      {"tensor \"wte.weight\" has shape {101, 16}, expected {101, 4194304} for this config: "
+                       "dimension 1 is 16, expected 4194304 (n_embd)"}));
+  models::GPT2Config longer = config;
+  longer.n_positions = 32;
+  EXPECT_TRUE(
+      refused_unbuilt(longer, ckpt, {"\"wpe.weight\"", "dimension 0 is 16, expected 32 (n_positions)"}));
+  StateDict transposed = ckpt;
+  transposed["h.1.mlp.c_fc.weight"] = ckpt.at("h.1.mlp.c_fc.weight").t();
+  EXPECT_TRUE(refused_unbuilt(config, transposed,
+                              {"\"h.1.mlp.c_fc.weight\" has shape {64, 16}, expected {16, 64}",
+                               "dimension 0 is 64, "
+                               "expected 16 (n_embd)"}));
+  StateDict flat = ckpt;
+  flat["ln_f.bias"] = ckpt.at("ln_f.bias").reshape({1, 16});
+  EXPECT_TRUE(refused_unbuilt(config, flat, {"\"ln_f.bias\"", "2 dimensions, expected 1"}));
+  models::GPT2Config absurd = config;
+  absurd.n_layer = -2;
+  expect_error([&] { models::GPT2::from_hf_checkpoint(absurd, ckpt); },
+               {"GPT2Config", "n_layer must be positive"});
+}
+
+TEST(GPT2, IntegerCheckpointTensorsAreRefusedFloatOnesConverted) {
+  // An int32 tensor is not a float model's weight: refused by name (PyTorch's copy_ would convert
+  // it), before the model is built and by load_hf_state_dict alike. float16 and bfloat16 convert.
+  const models::GPT2Config config = read_reference().config;
+  StateDict state = checkpoint();
+  state["transformer.h.0.attn.c_proj.weight"] = state.at("h.0.attn.c_proj.weight").to(kInt32);
+  state.erase("h.0.attn.c_proj.weight");
+  expect_error(
+      [&] { models::GPT2::from_hf_checkpoint(config, state, "m.safetensors"); },
+      {"GPT2: \"m.safetensors\": tensor \"transformer.h.0.attn.c_proj.weight\" has dtype int32", "float32"});
+  models::GPT2 model(config);
+  const std::vector<float> before = model.state_dict().at("h.0.attn.c_proj.weight").to_vector<float>();
+  expect_error([&] { model.load_hf_state_dict(state); }, {"GPT2", "h.0.attn.c_proj.weight", "int32"});
+  EXPECT_EQ(model.state_dict().at("h.0.attn.c_proj.weight").to_vector<float>(), before)
+      << "a failed load wrote";
+  state["transformer.h.0.attn.c_proj.weight"] = Tensor::ones({16, 16}, kBool);
+  expect_error([&] { model.load_hf_state_dict(state); }, {"GPT2", "h.0.attn.c_proj.weight", "bool"});
+
+  StateDict half = checkpoint();
+  half["wte.weight"] = half.at("wte.weight").to(kFloat16);
+  half["h.1.mlp.c_fc.weight"] = half.at("h.1.mlp.c_fc.weight").to(kBFloat16);
+  auto loaded = models::GPT2::from_hf_checkpoint(config, half);
+  EXPECT_EQ(loaded->wte->weight.dtype(), kFloat32);
+  EXPECT_EQ(loaded->wte->weight.to_vector<float>(), half.at("wte.weight").to(kFloat32).to_vector<float>());
+  EXPECT_EQ(loaded->blocks[1]->mlp->c_fc->weight.to_vector<float>(),
+            half.at("h.1.mlp.c_fc.weight").to(kFloat32).to_vector<float>());
 }
 
 TEST(GPT2, BadInputsAreErrors) {

@@ -243,6 +243,35 @@ TEST(LlamaConfig, BadConfigsAreErrors) {
   expect_error([&] { Llama model(c); }, {"LlamaConfig", "num_key_value_heads"});
 }
 
+TEST(LlamaConfig, AbsurdSizesAreRefusedByName) {
+  // A count must be an integer literal (1e9 is a float to Python's json, and to HF), positive, and
+  // the model's parameter count must fit in 64 bits: each error names the key and the file.
+  auto bad = [](const std::string& text, std::initializer_list<std::string> words) {
+    std::vector<std::string> all(words);
+    all.push_back("\"m/config.json\"");
+    std::string msg = "(no lazygrad::Error thrown)";
+    try {
+      LlamaConfig::from_json(text, "\"m/config.json\"");
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    for (const std::string& w : all)
+      EXPECT_NE(msg.find(w), std::string::npos) << "'" << w << "' is not in: " << msg;
+  };
+  bad(R"({"num_hidden_layers": 1e9})",
+      {"LlamaConfig", "\"num_hidden_layers\" must be an integer, found 1e9"});
+  bad(R"({"num_hidden_layers": -3})", {"num_hidden_layers must be positive, got -3"});
+  bad(R"({"num_hidden_layers": 1000000000000000000})",
+      {"num_hidden_layers 1000000000000000000", "overflow 64 bits"});
+  bad(R"({"hidden_size": 1099511627776, "num_attention_heads": 1})",
+      {"hidden_size 1099511627776", "overflow"});
+  bad(R"({"intermediate_size": 4611686018427387904})", {"intermediate_size 4611686018427387904", "overflow"});
+  bad(R"({"vocab_size": 4611686018427387904})", {"vocab_size 4611686018427387904", "overflow"});
+  bad(R"({"head_dim": 4611686018427387904})", {"num_attention_heads 32", "overflow"});
+  // A config that is merely large is fine: it is the checkpoint that must match it.
+  EXPECT_NO_THROW(LlamaConfig::from_json(R"({"num_hidden_layers": 1000000000})"));
+}
+
 TEST(LlamaConfig, RopeFrequenciesFollowTheScaling) {
   // head_dim 8, theta 500000: wavelengths 2 pi theta^(j/8) = 6.3, 167, 4443, 1.2e5. With the
   // original context 256 and low/high_freq_factor 1/4, the first is kept (< 64), the last two are
@@ -427,6 +456,104 @@ TEST(Llama, BadGGUFFilesAreErrors) {
   }
 }
 
+// The tensors of a GGUF file replaced or removed by hand, the info kept in step.
+void replace_tensor(GGUFFile& file, const std::string& name, const Tensor& t) {
+  file.tensors[name] = t;
+  for (GGUFTensorInfo& info : file.tensor_infos)
+    if (info.name == name) {
+      info.shape = t.shape();
+      info.ne.assign(t.shape().rbegin(), t.shape().rend());
+    }
+}
+
+void set_count(GGUFFile& file, const std::string& key, GGUFType type, int64_t value) {
+  GGUFValue& v = file.metadata[key];
+  v.key = key;
+  v.type = v.element_type = type;
+  const size_t size = type == GGUFType::Int32 || type == GGUFType::UInt32 ? 4 : 8;
+  v.bytes.resize(size);
+  std::memcpy(v.bytes.data(), &value, size);  // little-endian: the low bytes
+}
+
+// load_llama_gguf of `file` throws an Error with every one of `words` (and the file) before a
+// single parameter of the model is initialized: true when no kernel ran.
+bool refused_unbuilt(const GGUFFile& file, std::initializer_list<std::string> words) {
+  const int64_t kernels = GlobalCounters::kernel_count;
+  expect_error([&] { models::load_llama_gguf(file); }, words);
+  expect_error([&] { models::load_llama_gguf(file); }, {file.path});
+  return GlobalCounters::kernel_count == kernels;
+}
+
+TEST(Llama, GGUFIsCheckedBeforeAnyLayerIsBuilt) {
+  const GGUFFile file = load_gguf((folder("llama3") / "model.gguf").string());
+  GGUFFile other = file;
+  set_count(other, "llama.block_count", GGUFType::UInt32, 3);  // the file has 2 blocks
+  ASSERT_TRUE(
+      refused_unbuilt(other, {"no tensor \"blk.2.attn_norm.weight\" (the model's "
+                              "model.layers.2.input_layernorm.weight, layer 2 of llama.block_count 3)"}))
+      << "layers were built before the file's tensors were checked";
+  set_count(other, "llama.block_count", GGUFType::UInt32, 1000000000);
+  ASSERT_TRUE(refused_unbuilt(other, {"blk.2.attn_norm.weight", "layer 2 of llama.block_count 1000000000"}));
+  set_count(other, "llama.block_count", GGUFType::Int32, -1);
+  EXPECT_TRUE(refused_unbuilt(other, {"llama.block_count must be positive, got -1"}));
+  set_count(other, "llama.block_count", GGUFType::UInt64, int64_t{1} << 50);
+  EXPECT_TRUE(refused_unbuilt(other, {"llama.block_count 1125899906842624", "overflow 64 bits"}));
+  other = file;
+  set_count(other, "llama.attention.key_length", GGUFType::UInt32, 8);  // the head size stays 8
+  set_count(other, "llama.embedding_length", GGUFType::UInt64, int64_t{1} << 60);
+  EXPECT_TRUE(refused_unbuilt(other, {"llama.embedding_length 1152921504606846976", "overflow 64 bits"}));
+  other = file;
+  other.metadata.at("llama.block_count") = file.at("llama.rope.freq_base");  // a float32
+  other.metadata.at("llama.block_count").key = "llama.block_count";
+  EXPECT_TRUE(refused_unbuilt(other, {"\"llama.block_count\" has type float32, wanted an integer"}));
+  other = file;
+  set_count(other, "llama.attention.key_length", GGUFType::UInt32, 8);
+  set_count(other, "llama.embedding_length", GGUFType::UInt32, 64);  // the tensors have 32
+  EXPECT_TRUE(
+      refused_unbuilt(other, {"tensor \"token_embd.weight\" (the model's model.embed_tokens.weight) has "
+                              "shape {128, 32}, expected {128, 64}",
+                              "dimension 1 (ggml ne[0]) is 32, expected 64 (llama.embedding_length)"}));
+}
+
+TEST(Llama, GGUFTensorErrorsNameTheTensorAndTheDimension) {
+  const GGUFFile file = load_gguf((folder("llama3") / "model.gguf").string());
+  // k_proj is [kv_heads * head_dim, hidden] = [16, 32]; llama.cpp lists it as ne [32, 16].
+  GGUFFile other = file;
+  replace_tensor(other, "blk.1.attn_k.weight", Tensor::zeros({16, 16}));
+  EXPECT_TRUE(
+      refused_unbuilt(other, {"tensor \"blk.1.attn_k.weight\" (the model's "
+                              "model.layers.1.self_attn.k_proj.weight) has shape {16, 16}, expected {16, 32}",
+                              "dimension 1 (ggml ne[0]) is 16, expected 32 (llama.embedding_length)"}));
+  other = file;
+  replace_tensor(other, "blk.0.attn_k.weight", Tensor::zeros({24, 32}));
+  EXPECT_TRUE(refused_unbuilt(other, {"\"blk.0.attn_k.weight\"",
+                                      "dimension 0 (ggml ne[1]) is 24, expected 16 "
+                                      "(llama.attention.head_count_kv * llama.attention.key_length)"}));
+  other = file;
+  replace_tensor(other, "blk.0.ffn_norm.weight", Tensor::zeros({32, 1}));
+  EXPECT_TRUE(refused_unbuilt(other, {"\"blk.0.ffn_norm.weight\"", "2 dimensions, expected 1"}));
+  // An integer tensor is refused, not converted (the query's rows are reordered in float32).
+  other = file;
+  replace_tensor(other, "blk.0.attn_q.weight", file.tensor("blk.0.attn_q.weight").to(kInt32));
+  EXPECT_TRUE(refused_unbuilt(other, {"tensor \"blk.0.attn_q.weight\" (the model's "
+                                      "model.layers.0.self_attn.q_proj.weight) has dtype int32"}));
+  other = file;
+  replace_tensor(other, "output.weight", file.tensor("output.weight").to(kInt8));
+  EXPECT_TRUE(refused_unbuilt(other, {"\"output.weight\"", "int8"}));
+  // LLaMA 3.1's frequency divisors: one per rotary pair, head_dim / 2 = 4 of them.
+  other = file;
+  replace_tensor(other, "rope_freqs.weight", Tensor::ones({3}));
+  EXPECT_TRUE(
+      refused_unbuilt(other, {"\"rope_freqs.weight\"", "has shape {3}, expected {4}",
+                              "dimension 0 (ggml ne[0]) is 3, expected 4 (llama.attention.key_length / 2)"}));
+  replace_tensor(other, "rope_freqs.weight", Tensor::ones({4}, kInt32));
+  EXPECT_TRUE(refused_unbuilt(other, {"\"rope_freqs.weight\"", "int32"}));
+  other = file;
+  replace_tensor(other, "token_embd.weight", Tensor::zeros({128 * 32}));
+  expect_error([&] { models::llama_config_from_gguf(other); },
+               {file.path, "\"token_embd.weight\" has shape {4096}, expected 2 dimensions"});
+}
+
 TEST(Llama, RopeScalingAndSlidingWindowAreExercised) {
   // Without the feature the fixture tests, the logits miss the reference by far more than the
   // tolerance: the parity above could not pass with it ignored.
@@ -508,6 +635,76 @@ TEST(Llama, WrongShapeIsAnErrorNamingIt) {
   mha.num_key_value_heads = 4;  // the config says multi-head attention, the file has GQA
   expect_error([&] { Llama(mha).load_hf_state_dict(load_safetensors_folder(folder("llama3").string())); },
                {"Llama", "model.layers.0.self_attn.k_proj.weight", "{16, 32}", "{32, 32}"});
+}
+
+TEST(Llama, TensorListIsTheModelsStateDict) {
+  // visit_llama_tensors (the config alone) lists what the model registers, in its order.
+  for (const char* name : kFixtures) {
+    const LlamaConfig config = config_of(name);
+    std::vector<std::pair<std::string, Shape>> listed, registered;
+    models::visit_llama_tensors(
+        config, {}, [&](const std::string& key, const models::ConfigShape& shape, const std::string&) {
+          listed.emplace_back(key, models::sizes_of(shape));
+        });
+    for (const auto& [key, t] : Llama(config).ordered_state_dict()) {
+      registered.emplace_back(key, t.shape());
+      EXPECT_EQ(t.dtype(), kFloat32) << key;
+    }
+    EXPECT_EQ(listed, registered) << name;
+  }
+}
+
+TEST(Llama, CheckpointIsCheckedBeforeAnyLayerIsBuilt) {
+  const LlamaConfig config = config_of("llama3");
+  const StateDict state = load_safetensors_folder(folder("llama3").string());
+  auto refused_unbuilt = [&](const LlamaConfig& c, const StateDict& s,
+                             std::initializer_list<std::string> words) {
+    const int64_t kernels = GlobalCounters::kernel_count;
+    std::vector<std::string> all(words);
+    all.insert(all.begin(), "Llama: \"llama3/\": ");
+    std::string msg = "(no lazygrad::Error thrown)";
+    try {
+      Llama::from_hf_checkpoint(c, s, "llama3/");
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    for (const std::string& w : all)
+      EXPECT_NE(msg.find(w), std::string::npos) << "'" << w << "' is not in: " << msg;
+    return GlobalCounters::kernel_count == kernels;  // no parameter was initialized
+  };
+  LlamaConfig deeper = config;
+  deeper.num_hidden_layers = 3;
+  ASSERT_TRUE(refused_unbuilt(deeper, state,
+                              {"no tensor \"model.layers.2.input_layernorm.weight\" (layer 2 of "
+                               "num_hidden_layers 3)"}))
+      << "layers were built before the checkpoint was checked";
+  deeper.num_hidden_layers = 1000000000;
+  ASSERT_TRUE(refused_unbuilt(deeper, state,
+                              {"model.layers.2.input_layernorm.weight", "num_hidden_layers 1000000000"}));
+  LlamaConfig wide = config;
+  wide.hidden_size = 4194304;
+  wide.head_dim = 8;
+  EXPECT_TRUE(refused_unbuilt(wide, state,
+                              {"\"model.embed_tokens.weight\" has shape {128, 32}, expected {128, "
+                               "4194304}",
+                               "dimension 1 is 32, expected 4194304 (hidden_size)"}));
+  LlamaConfig gqa = config;
+  gqa.num_key_value_heads = 4;
+  EXPECT_TRUE(refused_unbuilt(gqa, state,
+                              {"\"model.layers.0.self_attn.k_proj.weight\"",
+                               "dimension 0 is 16, expected 32 (num_key_value_heads * head_dim)"}));
+  StateDict integer = state;
+  integer["model.layers.1.mlp.gate_proj.weight"] = state.at("model.layers.1.mlp.gate_proj.weight").to(kInt32);
+  EXPECT_TRUE(refused_unbuilt(config, integer, {"\"model.layers.1.mlp.gate_proj.weight\" has dtype int32"}));
+  Llama model(config);
+  expect_error([&] { model.load_hf_state_dict(integer); },
+               {"Llama", "model.layers.1.mlp.gate_proj.weight", "int32"});
+  // 16-bit checkpoints are converted (HF's float16 and bfloat16 files).
+  StateDict half = state;
+  half["model.embed_tokens.weight"] = state.at("model.embed_tokens.weight").to(kBFloat16);
+  auto loaded = Llama::from_hf_checkpoint(config, half);
+  EXPECT_EQ(loaded->model->embed_tokens->weight.to_vector<float>(),
+            half.at("model.embed_tokens.weight").to(kFloat32).to_vector<float>());
 }
 
 TEST(Llama, BadInputsAreErrors) {
