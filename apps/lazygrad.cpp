@@ -5,8 +5,9 @@
 //
 // To add a subcommand, write `int cmd_x(const Args&)` (here, or in a file of its own declared in
 // command.h) and add a row to kCommands. The dispatcher handles --help for every command; commands
-// report bad arguments by throwing UsageError (exit 2), and the library's lazygrad::Error is
-// reported as `error: ...` (exit 1).
+// report bad arguments by throwing UsageError (exit 2), and the library's lazygrad::Error, running
+// out of memory (std::bad_alloc) and any other std::exception are reported as `error: ...` (exit 1,
+// apps/report_errors.h).
 #include <lazygrad/lazygrad.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "command.h"
+#include "report_errors.h"
 
 namespace {
 
@@ -190,18 +192,17 @@ int dispatch(const Args& argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return dispatch(Args(argv + 1, argv + argc));
-  } catch (const UsageError& e) {
-    std::cerr << "lazygrad: " << e.message << "\n\n";
-    if (e.command != nullptr) {
-      print_command_usage(std::cerr, *e.command);
-    } else {
-      print_usage(std::cerr);
+  return exit_status_reporting_errors(std::cerr, [&] {
+    try {
+      return dispatch(Args(argv + 1, argv + argc));
+    } catch (const UsageError& e) {
+      std::cerr << "lazygrad: " << e.message << "\n\n";
+      if (e.command != nullptr) {
+        print_command_usage(std::cerr, *e.command);
+      } else {
+        print_usage(std::cerr);
+      }
+      return 2;
     }
-    return 2;
-  } catch (const lazygrad::Error& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }

@@ -19,11 +19,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
+#include "../apps/report_errors.h"
 #include "../apps/utf8_stream.h"
 #include "../models/generate.h"
 #include "../models/llama_gguf.h"
@@ -426,6 +430,29 @@ TEST_F(GenerateCli, IntegerWeightsAreACleanError) {
                        "\": tensor \"wte.weight\" has dtype int32"),
             std::string::npos)
       << r.err;
+}
+
+// What reaches the CLI's main is an `error:` line and exit status 1, whatever it is: running out of
+// memory used to abort with "terminate called after throwing an instance of 'std::bad_alloc'".
+TEST(CliErrors, EveryExceptionIsAnErrorLineNotAnAbort) {
+  auto report = [](auto&& body) {
+    std::ostringstream err;
+    const int status = cli::exit_status_reporting_errors(err, body);
+    return std::pair(status, err.str());
+  };
+  EXPECT_EQ(report([] { return 0; }), std::pair(0, std::string()));
+  EXPECT_EQ(report([] { return 2; }).first, 2);
+  EXPECT_EQ(report([]() -> int { throw Error("GPT2: bad"); }),
+            std::pair(1, std::string("error: GPT2: bad\n")));
+  const auto [status, text] = report([]() -> int { throw std::bad_alloc(); });
+  EXPECT_EQ(status, 1);
+  EXPECT_EQ(text.rfind("error: out of memory", 0), 0u) << text;
+  EXPECT_EQ(report([]() -> int {
+              throw std::filesystem::filesystem_error("no way", std::error_code());
+            }).second.rfind("error: ", 0),
+            0u);
+  EXPECT_EQ(report([]() -> int { throw std::runtime_error("boom"); }),
+            std::pair(1, std::string("error: boom\n")));
 }
 
 TEST_F(GenerateCli, BadOptionsAreUsageErrors) {
