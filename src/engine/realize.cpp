@@ -150,7 +150,11 @@ double run_item(const ExecItem& item) {
   std::vector<void*> ptrs;
   int64_t bytes = 0;
   for (const auto& b : item.buffers) {
-    ptrs.push_back(b->data());
+    try {
+      ptrs.push_back(b->data());
+    } catch (const OutOfMemoryError& e) {  // which kernel's buffer the machine would not give
+      throw OutOfMemoryError("kernel " + item.name + ": " + e.what());
+    }
     bytes += static_cast<int64_t>(b->nbytes());
   }
   if (item.global_size == 0) return 0;  // an empty tensor: nothing to compute
