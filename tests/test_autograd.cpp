@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "expect_error.h"
+
 using namespace lazygrad;
 
 namespace {
@@ -252,4 +254,33 @@ TEST(Autograd, InPlaceUpdateOfALeafBetweenForwardAndBackward) {
   }
   u.backward();
   expect_near(w.grad().to_vector<float>(), {4, 5, 6}, 0);
+
+TEST(Autograd, AnIntegerResultEndsTheGradientGraphAsInPyTorch) {
+  // torch: x.int().requires_grad and x.int().float().requires_grad are False, and backward of the
+  // latter raises "element 0 of tensors does not require grad and does not have a grad_fn".
+  Tensor x = leaf({1.5f, 2.5f}, {2});
+  EXPECT_FALSE(x.to(kInt32).requires_grad());
+  EXPECT_FALSE(x.to(kInt32).to(kFloat32).requires_grad());
+  EXPECT_FALSE(x.gt(2).requires_grad());
+  EXPECT_FALSE(x.argmax().requires_grad());
+  EXPECT_TRUE(x.to(kFloat64).requires_grad());  // a float cast keeps it
+  expect_error([&] { x.to(kInt32).to(kFloat32).sum().backward(); }, {"backward", "does not require grad"});
+  EXPECT_FALSE(x.grad().defined());
+  // A float path next to the integer one still carries its gradient (torch: 2 for each element).
+  (x * 2 + x.to(kInt32)).sum().backward();
+  expect_near(x.grad().to_vector<float>(), {2, 2});
+}
+
+TEST(Autograd, RoundingOpsAndSignHaveZeroGradients) {
+  // trunc goes through an integer cast and sign through comparisons, yet their results require
+  // grad and their gradient is 0, as PyTorch's trunc, floor, ceil, round and sign are (x.grad is
+  // zeros, not None).
+  for (auto op : {&Tensor::trunc, &Tensor::floor, &Tensor::ceil, &Tensor::round, &Tensor::sign}) {
+    Tensor x = leaf({1.5f, -2.5f, 3.0f}, {3});
+    Tensor y = (x.*op)();
+    EXPECT_TRUE(y.requires_grad());
+    y.sum().backward();
+    ASSERT_TRUE(x.grad().defined());
+    expect_near(x.grad().to_vector<float>(), {0, 0, 0});
+  }
 }

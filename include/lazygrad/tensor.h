@@ -194,9 +194,13 @@ class Tensor {
   // ---- autograd (src/tensor/autograd.cpp): gradients from rules for the primitive ops ----
   // Marks a floating-point tensor as a leaf that collects gradients (it is realized first).
   Tensor& requires_grad(bool on);
+  // True for a marked leaf and for a floating-point result computed from one. An integer or bool
+  // result (x.to(kInt32), x > 0, argmax) ends the gradient graph, as in PyTorch: it does not
+  // require grad, nor does a float computed from it alone (x.to(kInt32).to(kFloat32)).
   bool requires_grad() const;
   bool is_leaf() const;  // created by the user rather than computed from a tensor that requires grad
   // d(this)/d(leaves), accumulated into each leaf's grad(). Without a gradient, this must be a scalar.
+  // An Error when this does not require grad (no leaf reaches it through floating-point ops).
   void backward() const;
   void backward(const Tensor& gradient) const;
   Tensor grad() const;    // undefined until a backward reaches this leaf

@@ -389,8 +389,12 @@ NoGrad::~NoGrad() { no_grad_depth--; }
 bool NoGrad::active() { return no_grad_depth.load() > 0; }
 
 Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs) {
+  // An integer or bool result ends the gradient graph, as in PyTorch: no gradient can flow back
+  // through it, so a float computed from it alone must not claim to require grad (its backward
+  // would reach no leaf and leave every grad None without a word).
   bool needs = false;
-  for (const Tensor* t : inputs) needs = needs || t->requires_grad();
+  if (is_float(u->dtype))
+    for (const Tensor* t : inputs) needs = needs || t->requires_grad();
   if (needs && NoGrad::active()) {
     u = make_uop(Ops::DETACH, u->dtype, {u});
     needs = false;
@@ -413,6 +417,12 @@ Tensor with_gradient(
   Tensor t = make_tensor(make_uop(Ops::DETACH, value.dtype(), std::move(src), f));
   t.impl()->requires_grad = true;
   return t;
+}
+
+Tensor with_zero_gradient(const Tensor& value, const Tensor& x) {
+  return with_gradient(value, {x}, [](const Tensor& g, const std::vector<Tensor>&) {
+    return std::vector<Tensor>{Tensor::zeros_like(g)};
+  });
 }
 
 Tensor& Tensor::requires_grad(bool on) {
@@ -487,7 +497,9 @@ void Tensor::backward() const {
 void Tensor::backward(const Tensor& gradient) const {
   require(defined(), "backward: use of an undefined tensor");
   require(requires_grad(),
-          "backward: this tensor does not require grad (no leaf with requires_grad(true) leads to it)");
+          "backward: the tensor does not require grad and does not have a grad_fn (no leaf with "
+          "requires_grad(true) leads to it through floating-point ops: an integer or bool result ends "
+          "the gradient graph)");
   require(gradient.shape() == shape(), "backward: the gradient has shape " + shape_str(gradient.shape()) +
                                            ", the tensor has shape " + shape_str(shape()));
   auto leaves = registry().live();

@@ -256,13 +256,14 @@ Tensor Tensor::abs() const {
 Tensor Tensor::trunc() const {
   if (!is_float(dtype())) return same_values(*this);
   // Values this large are integers already (and inf and NaN stay as they are); below it a round
-  // trip through int64 truncates. No gradient flows through either branch: it is 0, as in PyTorch.
-  // A zero result keeps x's sign (trunc(-0.3) is -0.0, and so are floor and ceil built on it):
-  // x * 0 is that signed zero.
+  // trip through int64 truncates. Neither branch carries a gradient (the integer cast ends the
+  // graph): PyTorch's zero gradient is tied on, and floor, ceil and round inherit it. A zero result
+  // keeps x's sign (trunc(-0.3) is -0.0, and so are floor and ceil built on it): x * 0 is that
+  // signed zero.
   double big = dtype() == kFloat64 ? 4503599627370496.0 : 8388608.0;
   Tensor i = to(kInt64).to(dtype());
   Tensor x = detach();
-  return lazygrad::where(abs().lt(big), lazygrad::where(i.eq(0), x * 0, i), x);
+  return with_zero_gradient(lazygrad::where(abs().lt(big), lazygrad::where(i.eq(0), x * 0, i), x), *this);
 }
 Tensor Tensor::floor() const {
   if (!is_float(dtype())) return same_values(*this);

@@ -181,9 +181,10 @@ Tensor Tensor::erfc() const {
 
 Tensor Tensor::sign() const {
   if (dtype() == kBool) return clone();
-  // NaN compares false both ways and gives 0, as torch.sign does (1.13). No gradient, as in PyTorch.
+  // NaN compares false both ways and gives 0, as torch.sign does (1.13). A zero gradient, as in
+  // PyTorch (the comparisons themselves end the graph).
   Tensor positive = gt(0).to(dtype());
-  return is_unsigned(dtype()) ? positive : positive - lt(0).to(dtype());
+  return with_zero_gradient(is_unsigned(dtype()) ? positive : positive - lt(0).to(dtype()), *this);
 }
 
 Tensor Tensor::square() const {

@@ -77,6 +77,11 @@ struct GradFn {
 Tensor with_gradient(const Tensor& value, const std::vector<Tensor>& inputs,
                      std::function<std::vector<Tensor>(const Tensor& g, const std::vector<Tensor>& inputs)> backward);
 
+// A value that does not vary smoothly with x (trunc, sign: made of integer casts and comparisons,
+// which end the gradient graph) tied back to x with a zero gradient, as PyTorch's rules for them
+// are: value's result requires grad when x does, and backward gives x zeros, not None.
+Tensor with_zero_gradient(const Tensor& value, const Tensor& x);
+
 // Drops the kept graphs of realized tensors that are gone: they hold old buffers, and the
 // scheduler would count them as readers that stop an update from writing in place.
 void forget_dead_graphs();

@@ -127,3 +127,27 @@ def test_training_step_matches_torch(op):
         tw.grad = None
         np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-5)
     np.testing.assert_allclose(w.numpy(), tw.detach().numpy(), rtol=1e-5)
+
+
+def test_an_integer_cast_ends_the_graph_like_torch():
+    x, tx = Tensor([1.5, 2.5], requires_grad=True), torch.tensor([1.5, 2.5], requires_grad=True)
+    casts = (lambda t: t.int(), lambda t: t.int().float(), lambda t: t > 2, lambda t: t.argmax(), lambda t: t.double())
+    for f in casts:
+        assert f(x).requires_grad == f(tx).requires_grad
+    with pytest.raises(RuntimeError, match="does not require grad and does not have a grad_fn"):
+        tx.int().float().sum().backward()
+    with pytest.raises(RuntimeError, match="does not require grad and does not have a grad_fn"):
+        x.int().float().sum().backward()
+    assert x.grad is None and tx.grad is None
+    (x * 2 + x.int()).sum().backward()
+    (tx * 2 + tx.int()).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+@pytest.mark.parametrize("op", ["trunc", "floor", "ceil", "round", "sign"])
+def test_rounding_ops_and_sign_have_zero_gradients_like_torch(op):
+    x, tx = Tensor([1.5, -2.5, 3.0], requires_grad=True), torch.tensor([1.5, -2.5, 3.0], requires_grad=True)
+    getattr(x, op)().sum().backward()
+    getattr(tx, op)().sum().backward()
+    assert x.grad is not None
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
