@@ -220,6 +220,18 @@ TEST(Errors, NarrowOutOfRange) {
   EXPECT_LG_ERROR(a.narrow(2, 0, 1), {"narrow"});
 }
 
+TEST(Errors, ShrinkOutOfRangeIsRefusedNotClamped) {
+  // tinygrad's shrink takes exact bounds: ((0, 5), (0, 3)) on a 2x3 tensor used to clamp to 2x3.
+  Tensor a = f32({2, 3});
+  EXPECT_LG_ERROR(a.shrink({{0, 5}, {0, 3}}), {"shrink"}, {{2, 3}}, {"((0, 5), (0, 3))", "dimension 0"});
+  EXPECT_LG_ERROR(a.shrink({{0, 2}, {-1, 3}}), {"shrink"}, {{2, 3}}, {"(-1, 3)"});
+  EXPECT_LG_ERROR(a.shrink({{1, 0}, {0, 3}}), {"shrink"}, {{2, 3}});  // start after end
+  EXPECT_LG_ERROR(a.shrink({{0, 2}}), {"shrink"}, {{2, 3}});          // one pair per dimension
+  EXPECT_EQ(a.shrink({{1, 2}, {0, 3}}).to_vector<float>(), a.slice(0, 1, 2).to_vector<float>());
+  EXPECT_EQ(a.shrink({{0, 2}, {1, 1}}).shape(), (Shape{2, 0}));
+  EXPECT_EQ(a.slice(0, 0, 10).shape(), (Shape{2, 3}));  // slice keeps Python's (and aten::slice's) clamping
+}
+
 // ------------------------------------------------------------------ cat / stack
 
 TEST(Errors, CatMismatchedShapes) {

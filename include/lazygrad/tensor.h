@@ -177,8 +177,12 @@ class Tensor {
   Tensor unsqueeze(int64_t dim) const;
   // torch.nn.functional.pad order: (left, right) pairs starting from the LAST dimension.
   Tensor pad(const std::vector<int64_t>& padding, Scalar value = 0) const;
-  // x[start:end:step] along dim; negative start/end count from the end and are clamped like Python's.
+  // x[start:end:step] along dim; negative start/end count from the end and are clamped like Python's
+  // (and aten::slice's).
   Tensor slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step = 1) const;
+  // tinygrad's shrink: [start, end) along every dimension, one pair each. The bounds are exact, never
+  // clamped: a pair outside 0 <= start <= end <= size is a lazygrad::Error.
+  Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   // narrow() at a Variable's position: `length` elements along dim from start's value when the
   // kernel runs, so one compiled kernel (and one Jit capture) serves every position, as a decode

@@ -603,14 +603,17 @@ void bind_tensor_ops(TensorClass& cls) {
           [](const Tensor& x, py::sequence arg) {
             if (static_cast<int64_t>(arg.size()) != x.ndim())
               throw py::value_error("shrink: one pair per dimension");
-            Tensor r = x;
+            std::vector<std::pair<int64_t, int64_t>> bounds;
             for (size_t i = 0; i < arg.size(); i++) {
-              if (arg[i].is_none()) continue;
+              if (arg[i].is_none()) {
+                bounds.emplace_back(0, x.shape()[i]);
+                continue;
+              }
               Shape p = to_shape(arg[i], "shrink");
               if (p.size() != 2) throw py::value_error("shrink: each pair has two values");
-              r = r.slice(static_cast<int64_t>(i), p[0], p[1]);
+              bounds.emplace_back(p[0], p[1]);
             }
-            return r;
+            return x.shrink(bounds);
           },
           arg("arg"))
       .def("narrow", py::overload_cast<int64_t, int64_t, int64_t>(&Tensor::narrow, py::const_), arg("dim"),

@@ -219,6 +219,35 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
   return x.reshape(out);
 }
 
+Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const {
+  auto bounds_str = [&] {
+    std::string out = "(";
+    for (size_t i = 0; i < bounds.size(); i++)
+      out +=
+          (i ? ", (" : "(") + std::to_string(bounds[i].first) + ", " + std::to_string(bounds[i].second) + ")";
+    return out + (bounds.size() == 1 ? ",)" : ")");
+  };
+  require(static_cast<int64_t>(bounds.size()) == dim(),
+          "shrink: bounds " + bounds_str() + " need one (start, end) pair per dimension of shape " +
+              shape_str(shape()));
+  // Exact bounds, unlike slice: a shrink that a caller computed past the edge is a bug to report,
+  // not a smaller tensor to hand on.
+  std::vector<int64_t> be;
+  Shape s;
+  for (int64_t i = 0; i < dim(); i++) {
+    auto [b, e] = bounds[i];
+    require(0 <= b && b <= e && e <= shape()[i],
+            "shrink: bounds " + bounds_str() + " are out of range for shape " + shape_str(shape()) +
+                " (dimension " + std::to_string(i) + " has size " + std::to_string(shape()[i]) +
+                "; each pair needs 0 <= start <= end <= size)");
+    be.push_back(b);
+    be.push_back(e);
+    s.push_back(e - b);
+  }
+  if (s == shape()) return *this;
+  return make_view(*this, Ops::SHRINK, be, s);
+}
+
 Tensor Tensor::narrow(int64_t d, const Variable& start, int64_t length) const {
   require(dim() > 0, "narrow() cannot be applied to a 0-dim tensor");
   int64_t a = normalize_axis(d, dim(), "narrow");

@@ -166,3 +166,17 @@ def test_memory_the_machine_will_not_give(tmp_path):
     assert not path.exists() and list(tmp_path.iterdir()) == []
     assert GlobalCounters.mem_used == mem
     assert (Tensor.ones(3) + 1).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_shrink_refuses_out_of_range_bounds():
+    t = Tensor.ones(2, 3)
+    message = r"shrink: bounds \(\(0, 5\), \(0, 3\)\) are out of range for shape \{2, 3\}"
+    with pytest.raises(LazygradError, match=message):
+        t.shrink(((0, 5), (0, 3)))
+    with pytest.raises(LazygradError, match="shrink"):
+        t.shrink((None, (2, 1)))
+    with pytest.raises(LazygradError, match="shrink"):
+        t.shrink(((-1, 1), None))
+    assert t.shrink((None, (1, 3))).shape == (2, 2)
+    # Python slicing keeps clamping, as Python's lists and torch do: torch.ones(2, 3)[0:10] is 2x3.
+    assert t[0:10].shape == (2, 3)
