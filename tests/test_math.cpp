@@ -1,11 +1,15 @@
 // PyTorch parity of the elementwise math ops and activations (src/tensor/math.cpp): forward values
 // and gradients from tests/fixtures/math.txt (written by scripts/fixtures_math.py), which also checks
-// the gradients of the elementwise ops that predate autograd. Then the errors these ops raise.
+// the gradients of the elementwise ops that predate autograd. Then integer shifts past the type's
+// width (PyTorch's definition), and the errors these ops raise.
 //
 //   LAZYGRAD_TEST_FIXTURES=$PWD/tests/fixtures ./build/test_math
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "expect_error.h"
 #include "fixture_harness.h"
@@ -15,6 +19,7 @@ namespace {
 using fixtures::Case;
 using fixtures::Ins;
 using lazygrad::Scalar;
+using lazygrad::Shape;
 using lazygrad::Tensor;
 
 std::optional<Scalar> opt_scalar(const Case& c, const std::string& key) {
@@ -99,6 +104,83 @@ const fixtures::OpTable& math_ops() {
 }
 
 LAZYGRAD_FIXTURE_SUITE(MathParity, math_ops(), "math.txt")
+
+// ---- integer shifts: PyTorch's definition where C's shift is undefined ----
+
+// PyTorch's rule (ATen's lshift/rshift kernels since 2.1; the 1.13 on this machine gives whatever
+// the hardware does, e.g. int32 >> 32 is the input): a count outside [0, bits) shifts every bit
+// out. Written with C++20's defined shifts of in-range counts.
+template <class T>
+T torch_shl(T a, T s) {
+  constexpr int bits = sizeof(T) * 8;
+  if (s < 0 || s >= bits) return 0;
+  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) << s);
+}
+template <class T>
+T torch_shr(T a, T s) {
+  constexpr int bits = sizeof(T) * 8;
+  if (s < 0 || s >= bits) return std::is_signed_v<T> && a < 0 ? T(-1) : T(0);
+  return static_cast<T>(a >> s);
+}
+
+template <class T>
+void check_shifts() {
+  constexpr int64_t bits = sizeof(T) * 8;
+  std::vector<int64_t> counts{0, 1, bits - 1, bits, bits + 1, 40, 70, 127};
+  if (std::is_signed_v<T>) counts.insert(counts.end(), {-1, -2, -bits, -70});
+  // 64 values per count: whole vector lanes as well as the scalar code.
+  std::vector<T> a, s;
+  for (int64_t c : counts)
+    for (int k = 0; k < 64; k++) {
+      a.push_back(static_cast<T>(k % 2 ? -(k * 37 + 5) : k * 1001 + 3));
+      s.push_back(static_cast<T>(c));
+    }
+  Shape shape{static_cast<int64_t>(a.size())};
+  Tensor ta = Tensor::from_vector(a, shape), ts = Tensor::from_vector(s, shape);
+  std::vector<T> shl = (ta << ts).template to_vector<T>(), shr = (ta >> ts).template to_vector<T>();
+  for (size_t i = 0; i < a.size(); i++) {
+    EXPECT_EQ(shl[i], torch_shl(a[i], s[i]))
+        << lazygrad::dtype_name(ta.dtype()) << " " << +a[i] << " << " << +s[i];
+    EXPECT_EQ(shr[i], torch_shr(a[i], s[i]))
+        << lazygrad::dtype_name(ta.dtype()) << " " << +a[i] << " >> " << +s[i];
+  }
+  std::vector<int64_t> literal_counts{bits - 1, bits, 70};
+  if (std::is_signed_v<T>) literal_counts.push_back(-1);
+  for (int64_t c : literal_counts) {  // a constant count (the C compiler sees the literal)
+    std::vector<T> l = (ta << Scalar(c)).template to_vector<T>(),
+                   r = (ta >> Scalar(c)).template to_vector<T>();
+    for (size_t i = 0; i < 64; i++) {
+      EXPECT_EQ(l[i], torch_shl(a[i], static_cast<T>(c))) << +a[i] << " << " << c;
+      EXPECT_EQ(r[i], torch_shr(a[i], static_cast<T>(c))) << +a[i] << " >> " << c;
+    }
+  }
+}
+
+TEST(IntegerShifts, CountsOutsideTheWidthAreDefinedAsInPyTorch) {
+  check_shifts<int8_t>();
+  check_shifts<int16_t>();
+  check_shifts<int32_t>();
+  check_shifts<int64_t>();
+  check_shifts<uint8_t>();
+  check_shifts<uint16_t>();
+  check_shifts<uint32_t>();
+  check_shifts<uint64_t>();
+}
+
+TEST(IntegerShifts, TheIssuesCases) {
+  // int32 >> 32 returned its input and << 40 gave 0 by luck (C leaves both undefined).
+  Tensor x = Tensor::from_vector<int32_t>({5, -5, 1}, {3});
+  EXPECT_EQ((x >> 32).to_vector<int32_t>(), (std::vector<int32_t>{0, -1, 0}));
+  EXPECT_EQ((x << 40).to_vector<int32_t>(), (std::vector<int32_t>{0, 0, 0}));
+  EXPECT_EQ((x << -1).to_vector<int32_t>(), (std::vector<int32_t>{0, 0, 0}));
+  EXPECT_EQ((x >> -1).to_vector<int32_t>(), (std::vector<int32_t>{0, -1, 0}));
+  EXPECT_EQ((x << 31).to_vector<int32_t>(), (std::vector<int32_t>{INT32_MIN, INT32_MIN, INT32_MIN}));
+  // PyTorch refuses bool << bool ("not implemented for 'Bool'"); bool << int shifts as int64.
+  Tensor b = Tensor::from_vector<bool>({true, false}, {2});
+  expect_error([&] { (void)(b << b); }, {"bitwise_left_shift", "bool"});
+  expect_error([&] { (void)(b >> b); }, {"bitwise_right_shift", "bool"});
+  EXPECT_EQ((b << 3).to_vector<int64_t>(), (std::vector<int64_t>{8, 0}));
+}
 
 // ---- errors: lazygrad::Error whose message names the op (and the shapes or dtype at fault) ----
 

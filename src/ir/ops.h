@@ -21,6 +21,9 @@ enum class Ops : uint8_t {
   RECIPROCAL,
   CAST,
   // Binary. IDIV and MOD round toward -inf (Python's // and %), and raise on a zero divisor.
+  // SHL and SHR (integers, the count in the same dtype) are PyTorch's: x << s wraps in x's type,
+  // x >> s is arithmetic for signed types and logical for unsigned ones, and a count outside
+  // [0, bits) shifts every bit out: << gives 0, >> gives 0 or, for a negative signed x, -1.
   ADD,
   MUL,
   MAX,

@@ -109,6 +109,20 @@ std::string int_helpers(const std::string& t, bool is_unsigned_type) {
   return os.str();
 }
 
+// Shifts as the IR defines them (src/ir/ops.h, PyTorch's): a count outside [0, bits) shifts every
+// bit out, where C's shift would be undefined. The left shift is done unsigned, so no signed
+// overflow either; an 8- or 16-bit operand is promoted to int, which holds any in-range result.
+std::string shift_helpers(DType dt) {
+  bool u = is_unsigned(dt);
+  std::string t = compute_type(dt), ut = u ? t : "u" + t, bits = std::to_string(bit_width(dt));
+  std::string outside = std::string(u ? "" : "b < 0 || ") + "b >= " + bits;
+  std::string shifted_out = u ? "0" : "a >> " + std::to_string(bit_width(dt) - 1);  // the sign in every bit
+  std::string head = "static inline " + t + " lg_sh";
+  std::string args = "_" + t + "(" + t + " a, " + t + " b) { return (" + outside + ") ? ";
+  return head + "l" + args + "0 : (" + t + ")((" + ut + ")a << b); }\n" + head + "r" + args + shifted_out +
+         " : a >> b; }\n";
+}
+
 // The C operator of a binary op that is one operator in C, for scalars and vectors alike (else null).
 const char* infix(Ops op) {
   switch (op) {
@@ -797,11 +811,12 @@ class CRenderer {
         return divmod(u, "/", "idiv");
       case Ops::MOD:
         return divmod(u, "%", "mod");
-      // The left operand's type decides a shift's width: a bare literal would shift as a 32-bit int.
       case Ops::SHL:
-        return "(" + compute_type(u->dtype) + ")" + s(0) + " << " + s(1);
-      case Ops::SHR:
-        return "(" + compute_type(u->dtype) + ")" + s(0) + " >> " + s(1);
+      case Ops::SHR: {
+        std::string t = compute_type(u->dtype);
+        if (!has_helper("lg_shift_" + t)) helpers_.emplace_back("lg_shift_" + t, shift_helpers(u->dtype));
+        return std::string(u->op == Ops::SHL ? "lg_shl_" : "lg_shr_") + t + "(" + s(0) + ", " + s(1) + ")";
+      }
       case Ops::WHERE:
         return s(0) + " ? " + s(1) + " : " + s(2);
       default:

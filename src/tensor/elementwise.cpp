@@ -71,6 +71,14 @@ void require_int(const Tensor& a, const char* op) {
                                     " tensors (integer or bool only)");
 }
 
+// Shifts are defined for integer results only (PyTorch refuses bool << bool, "not implemented for
+// 'Bool'"; a bool with an int shifts as the int type).
+Tensor shift(Ops op, const Tensor& a, const Tensor& b, const char* name) {
+  require_int(a, name), require_int(b, name);
+  require(result_type(a, b) != kBool, std::string(name) + ": not implemented for bool tensors");
+  return binary(op, a, b, name);
+}
+
 constexpr double kLog2E = std::numbers::log2e, kLn2 = std::numbers::ln2;
 
 }  // namespace
@@ -193,12 +201,10 @@ Tensor Tensor::bitwise_not() const {
   return binary(Ops::XOR, *this, scalar_tensor(-1, dtype()), "bitwise_not");
 }
 Tensor Tensor::bitwise_left_shift(const Tensor& o) const {
-  require_int(*this, "bitwise_left_shift"), require_int(o, "bitwise_left_shift");
-  return binary(Ops::SHL, *this, o, "bitwise_left_shift");
+  return shift(Ops::SHL, *this, o, "bitwise_left_shift");
 }
 Tensor Tensor::bitwise_right_shift(const Tensor& o) const {
-  require_int(*this, "bitwise_right_shift"), require_int(o, "bitwise_right_shift");
-  return binary(Ops::SHR, *this, o, "bitwise_right_shift");
+  return shift(Ops::SHR, *this, o, "bitwise_right_shift");
 }
 
 Tensor where(const Tensor& c, const Tensor& x, const Tensor& y) {

@@ -158,6 +158,59 @@ def test_int_ops(name, lg, ref):
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+def torch_shift_reference(a, s, left):
+    """PyTorch's shifts as ATen defines them since 2.1 (this machine's 1.13 leaves counts outside
+    [0, bits) to the hardware: int32 >> 32 gives the input): such a count shifts every bit out."""
+    bits = np.iinfo(a.dtype).bits
+    signed = np.iinfo(a.dtype).min < 0
+    out = []
+    for x, c in zip(a.tolist(), s.tolist()):
+        if c < 0 or c >= bits:
+            out.append(0 if left or not signed or x >= 0 else -1)
+        elif left:
+            v = (x << c) & ((1 << bits) - 1)
+            out.append(v - (1 << bits) if signed and v >= 1 << (bits - 1) else v)
+        else:
+            out.append(x >> c)
+    return np.array(out, a.dtype)
+
+
+@pytest.mark.parametrize("dt", ["int8", "int16", "int32", "int64", "uint8"])
+def test_shifts_match_torch(dt):
+    bits = np.iinfo(dt).bits
+    info = np.iinfo(dt)
+    a = np.array([5, info.max, info.min, 1, 77, info.max // 3] * 4, dt)
+    counts = [0, 1, 3, bits - 1] * 6  # inside the width: torch 1.13's own results
+    s = np.array(counts, dt)
+    operators = ((Tensor.__lshift__, torch.Tensor.__lshift__, True), (Tensor.__rshift__, torch.Tensor.__rshift__, False))
+    for lg, tt, left in operators:
+        got = lg(Tensor(a), Tensor(s)).numpy()
+        np.testing.assert_array_equal(got, tt(torch.tensor(a), torch.tensor(s)).numpy())
+        np.testing.assert_array_equal(got, torch_shift_reference(a, s, left))
+    methods = ((Tensor.bitwise_left_shift, torch.bitwise_left_shift), (Tensor.bitwise_right_shift, torch.bitwise_right_shift))
+    for fn, tfn in methods:
+        np.testing.assert_array_equal(fn(Tensor(a), Tensor(s)).numpy(), tfn(torch.tensor(a), torch.tensor(s)).numpy())
+    # Counts of the width or more, and negative ones: every bit shifted out, as in PyTorch >= 2.1.
+    wide = [bits, bits + 1, 40, 70, 127] + ([-1, -2, -bits, -70] if info.min < 0 else [bits * 2])
+    s = np.array((wide * 6)[: len(a)], dt)
+    np.testing.assert_array_equal((Tensor(a) << Tensor(s)).numpy(), torch_shift_reference(a, s, True))
+    np.testing.assert_array_equal((Tensor(a) >> Tensor(s)).numpy(), torch_shift_reference(a, s, False))
+    for c in wide:  # a Python int count
+        cs = np.full(len(a), c).astype(dt)
+        np.testing.assert_array_equal((Tensor(a) << c).numpy(), torch_shift_reference(a, cs, True))
+        np.testing.assert_array_equal((Tensor(a) >> c).numpy(), torch_shift_reference(a, cs, False))
+
+
+def test_bool_shifts_are_refused_like_torch():
+    b = np.array([True, False])
+    for op in (lambda x, y: x << y, lambda x, y: x >> y):
+        with pytest.raises(RuntimeError, match="not implemented for 'Bool'"):
+            op(torch.tensor(b), torch.tensor(b))
+        with pytest.raises(RuntimeError, match="not implemented for bool"):
+            op(Tensor(b), Tensor(b))
+    assert (Tensor(b) << 3).tolist() == (torch.tensor(b) << 3).tolist() == [8, 0]
+
+
 @pytest.mark.parametrize("dt", ["bool", "uint8", "int32", "int64", "float16", "float32", "float64"])
 @pytest.mark.parametrize("scalar", [True, 3, 2.5])
 def test_scalar_promotion_matches_torch_both_sides(dt, scalar):
