@@ -6,7 +6,9 @@
 //   LAZYGRAD_TEST_FIXTURES=$PWD/tests/fixtures ./build/test_indexing
 #include <cmath>
 #include <functional>
+#include <initializer_list>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -214,7 +216,7 @@ TEST(IndexingViews, WritesThroughPiecesReachTheBase) {
 TEST(IndexingKernels, GathersFuseIntoOneKernel) {
   Tensor x = Tensor::rand({4, 5}).realize(), i = ints({0, 4, 2, 1, 3, 3, 0, 1}, {4, 2}).realize();
   EXPECT_EQ(kernels_to_realize(x.gather(1, i)), 1);
-  EXPECT_EQ(kernels_to_realize(x.index(0, i)), 1);
+  EXPECT_EQ(kernels_to_realize(x.index(1, i)), 1);  // (i has a 4, out of range for dimension 0)
   EXPECT_EQ(kernels_to_realize((x * 2).index_select(1, i.flatten()).exp()),
             1);  // producer and consumer fuse in
   EXPECT_EQ(kernels_to_realize(x.scatter_add(1, i, x)), 1);
@@ -236,11 +238,98 @@ TEST(IndexingKernels, ScatterAndSortCountsOfKernels) {
 
 // ---- the documented behaviour where PyTorch would raise or leaves things unspecified ----
 
-TEST(IndexingSemantics, OutOfRangeIndicesReadZeroAndWriteNothing) {
-  Tensor x = floats({1, 2, 3}, {3});
-  EXPECT_EQ(x.gather(0, ints({5, -1, 1}, {3})).to_vector<float>(), (std::vector<float>{0, 0, 2}));
-  EXPECT_EQ(x.scatter(0, ints({7}, {1}), 9.0).to_vector<float>(), (std::vector<float>{1, 2, 3}));
-  EXPECT_EQ(ints({0, 5}, {2}).one_hot(3).to_vector<int64_t>(), (std::vector<int64_t>{1, 0, 0, 0, 0, 0}));
+// ---- out-of-range indices: an Error when the kernel runs, as PyTorch raises at the call ----
+
+// Realizing t throws a lazygrad::Error whose message holds every one of words.
+void expect_realize_error(const Tensor& t, std::initializer_list<std::string> words) {
+  expect_error([&] { Tensor(t).realize(); }, words);
+}
+
+TEST(IndexingOutOfRange, GathersAndSelectsNameTheOpTheDimensionAndTheSize) {
+  // PyTorch: "index 5 is out of bounds for dimension 1 with size 3" (gather, take_along_dim).
+  Tensor x = floats({0, 1, 2, 3, 4, 5}, {2, 3});
+  const std::string dim1 = "out of bounds for dimension 1 with size 3";
+  expect_realize_error(x.gather(1, ints({5, 0}, {2, 1})), {"gather", dim1});
+  expect_realize_error(x.gather(1, ints({-1, 0}, {2, 1})), {"gather", dim1});  // no negatives
+  expect_realize_error(x.gather(0, ints({2, 0, 0}, {1, 3})), {"gather", "dimension 0 with size 2"});
+  expect_realize_error(x.take_along_dim(ints({5, 0}, {2, 1}), 1), {"take_along_dim", dim1});
+  expect_realize_error(x.take_along_dim(ints({6}, {1})), {"take_along_dim", "dimension 0 with size 6"});
+  expect_realize_error(x.index_select(1, ints({5}, {1})), {"index_select", dim1});
+  expect_realize_error(x.index_select(1, ints({-1}, {1})), {"index_select", dim1});
+  expect_realize_error(Tensor::full({}, 2.0f).index_select(0, ints({1}, {1})), {"index_select", "size 1"});
+  // Advanced indexing (x[i]) counts from the end down to -size, as PyTorch does.
+  expect_realize_error(x.index(0, ints({5}, {1})), {"index", "dimension 0 with size 2"});
+  expect_realize_error(x.index(0, ints({-3}, {1})), {"index", "dimension 0 with size 2"});
+  expect_realize_error(x.index(1, ints({0, 3}, {2})), {"index", dim1});
+  EXPECT_EQ(x.index(0, ints({-1}, {1})).to_vector<float>(), (std::vector<float>{3, 4, 5}));
+  EXPECT_EQ(x.index(1, ints({-3, 2}, {2})).to_vector<float>(), (std::vector<float>{0, 2, 3, 5}));
+  // In range, the values are PyTorch's.
+  EXPECT_EQ(x.gather(1, ints({2, 0}, {2, 1})).to_vector<float>(), (std::vector<float>{2, 3}));
+}
+
+TEST(IndexingOutOfRange, ScattersOneHotAndEmbedding) {
+  Tensor x = floats({0, 1, 2, 3, 4, 5}, {2, 3});
+  const std::string dim1 = "out of bounds for dimension 1 with size 3";
+  expect_realize_error(x.scatter(1, ints({5, 0}, {2, 1}), 9.0), {"scatter", dim1});
+  expect_realize_error(x.scatter(1, ints({-1, 0}, {2, 1}), Tensor::ones({2, 1})), {"scatter", dim1});
+  expect_realize_error(x.scatter_add(1, ints({3, 0}, {2, 1}), Tensor::ones({2, 1})), {"scatter_add", dim1});
+  // PyTorch: "Class values must be smaller than num_classes." / "... must be non-negative."
+  expect_realize_error(ints({0, 3}, {2}).one_hot(3), {"one_hot", "num_classes (3)"});
+  expect_realize_error(ints({-1}, {1}).one_hot(3), {"one_hot", "non-negative"});
+  expect_error([] { ints({-1, 2}, {2}).one_hot(); }, {"one_hot", "non-negative"});  // read at the call
+  // Embedding: PyTorch's "index out of range in self", negative indices included.
+  lazygrad::nn::Embedding emb(4, 2);
+  expect_realize_error(emb.forward(ints({4}, {1})), {"embedding", "index out of range", "[0, 4)"});
+  expect_realize_error(emb.forward(ints({-1}, {1})), {"embedding", "index out of range"});
+  expect_realize_error(lazygrad::embedding(ints({0, 9}, {2}), x), {"embedding", "[0, 2)"});
+  EXPECT_EQ(lazygrad::embedding(ints({1, 0}, {2}), x).to_vector<float>(),
+            (std::vector<float>{3, 4, 5, 0, 1, 2}));
+  expect_error([&] { lazygrad::embedding(ints({0}, {1}), floats({1, 2}, {2})); }, {"embedding", "2-D"});
+}
+
+TEST(IndexingOutOfRange, LossTargetsButNotIgnoreIndex) {
+  // PyTorch: "Target 3 is out of bounds."; ignore_index (-100, or one given) is not an error.
+  Tensor logits = Tensor::zeros({2, 3});
+  expect_realize_error(logits.cross_entropy(ints({3, 0}, {2})), {"cross_entropy", "target", "[0, 3)"});
+  expect_realize_error(logits.cross_entropy(ints({-1, 0}, {2})), {"cross_entropy", "target"});
+  expect_realize_error(logits.cross_entropy(ints({3, 0}, {2}), std::nullopt, -100, "mean", 0.1),
+                       {"cross_entropy", "target"});
+  expect_realize_error(Tensor::zeros({2, 3, 2}).cross_entropy(ints({3, 0, 0, 0}, {2, 2})), {"cross_entropy"});
+  expect_realize_error(logits.nll_loss(ints({3, 0}, {2})), {"nll_loss", "target"});
+  EXPECT_NEAR(logits.cross_entropy(ints({-100, 0}, {2})).item<float>(), std::log(3.0f), 1e-6);
+  EXPECT_NEAR(logits.cross_entropy(ints({5, 0}, {2}), std::nullopt, 5).item<float>(), std::log(3.0f), 1e-6);
+  EXPECT_EQ(logits.nll_loss(ints({-100, 0}, {2})).item<float>(), 0.0f);
+}
+
+TEST(IndexingOutOfRange, TheErrorComesFromTheKernelThatReadsTheIndex) {
+  // The index may itself be computed (here in the same kernel as the gather), and several checked
+  // indices in one kernel each name their own op.
+  Tensor x = floats({0, 1, 2, 3, 4, 5}, {2, 3});
+  Tensor i = ints({1, 2}, {2, 1});
+  expect_realize_error(x.gather(1, i * 2), {"gather", "dimension 1 with size 3"});
+  Tensor two_checks = x.gather(1, i) + x.index_select(1, ints({0, 5}, {2}));  // one kernel, two checks
+  try {
+    two_checks.realize();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(
+        std::string(e.what()).rfind("index_select: an index is out of bounds for dimension 1 with size 3", 0),
+        0u)
+        << e.what();
+  }
+  expect_realize_error(x.gather(1, ints({3, 0}, {2, 1}).to(lazygrad::kUInt8)).sum(), {"gather", "size 3"});
+  // The process carries on, and the same tensors still work.
+  EXPECT_EQ(x.gather(1, i).to_vector<float>(), (std::vector<float>{1, 5}));
+}
+
+TEST(IndexingOutOfRange, AJitReplayReportsItToo) {
+  Tensor x = floats({0, 1, 2, 3, 4, 5}, {2, 3});
+  lazygrad::Jit jit(
+      [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{x.gather(1, in[0]) * 2}; });
+  for (int k = 0; k < 3; k++)
+    EXPECT_EQ(jit({ints({2, 0}, {2, 1})})[0].to_vector<float>(), (std::vector<float>{4, 6}));
+  expect_error([&] { jit({ints({3, 0}, {2, 1})})[0].realize(); }, {"gather", "dimension 1 with size 3"});
+  EXPECT_EQ(jit({ints({1, 1}, {2, 1})})[0].to_vector<float>(), (std::vector<float>{2, 8}));
 }
 
 TEST(IndexingSemantics, TopkIsAlwaysSorted) {

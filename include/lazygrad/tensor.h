@@ -355,9 +355,10 @@ class Tensor {
   // ---- indexing (src/tensor/indexing.cpp) ----
   // (issue 3: indexing)
   // Gathers and scatters compare the index with an arange (a one-hot along dim) and reduce, so each
-  // fuses into one or two kernels. Indices of any integer dtype are accepted. They are not
-  // range-checked, since that would force the index to be computed: an out-of-range index reads 0
-  // and writes nothing (PyTorch raises).
+  // fuses into one or two kernels. Indices of any integer dtype are accepted. An out-of-range index
+  // is a lazygrad::Error when the kernel that reads it runs (at realize, since checking at the call
+  // would force the index to be computed), naming the op, the dimension and its size, as PyTorch
+  // raises; only x.index (x[i]) counts negative indices from the end.
   Tensor gather(int64_t dim, const Tensor& index) const;
   // torch.take_along_dim: gather after broadcasting self and indices (but along dim); no dim: flat.
   Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = std::nullopt) const;
@@ -372,7 +373,7 @@ class Tensor {
   Tensor masked_fill(const Tensor& mask, Scalar value) const;
   Tensor masked_fill(const Tensor& mask, const Tensor& value) const;  // value: a 0-d tensor
   // F.one_hot of an int64 tensor, int64 result. num_classes = -1 reads max + 1 from the values, which
-  // realizes self; with a given num_classes, values outside [0, num_classes) give all-zero rows.
+  // realizes self; with a given num_classes, a value outside [0, num_classes) is an Error at realize.
   Tensor one_hot(int64_t num_classes = -1) const;
   Tensor repeat(const Shape& repeats) const;  // views: expand and reshape, no copy
   Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
@@ -509,6 +510,9 @@ struct Tensor::ValuesIndices {
 };
 // torch.meshgrid of 0-d or 1-d tensors of one dtype: views (expands). indexing "ij" or "xy".
 std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, const std::string& indexing = "ij");
+// F.embedding: the rows of a 2-D weight at integer indices of any shape (nn::Embedding's lookup); an
+// index outside [0, rows) is an Error at realize (negative ones too, as in PyTorch).
+Tensor embedding(const Tensor& indices, const Tensor& weight);
 
 Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y);
 Tensor where(const Tensor& condition, Scalar x, const Tensor& y);

@@ -180,8 +180,12 @@ Tensor getitem(const Tensor& t, py::handle index) {
   for (const auto& [dim, idx] : adv) {
     int64_t n = sizes[dim];
     stride /= n;
-    Tensor i = idx.to(kInt64);
-    Tensor term = where(i < 0, i + n, i) * stride;
+    // The positions idx reads along dim, negative ones counted from the end: an arange laid along
+    // dim, indexed by idx. Through x.index each value is checked against its own dimension (an
+    // error at realize naming it), which the merged flat index alone could not do.
+    Shape along(sizes.size(), 1);
+    along[dim] = n;
+    Tensor term = Tensor::arange(n, kInt64).reshape(along).index(dim, idx).reshape(idx.shape()) * stride;
     flat = flat.defined() ? flat + term : term;
   }
   return x.index(p, flat);

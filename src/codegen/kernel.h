@@ -18,6 +18,12 @@ struct VarBound {
   int64_t lo, hi;
 };
 
+// The kernel's error word: bits 0-2 are integer division by zero and scratch allocation (see
+// engine/realize.cpp); from kFirstIndexErrorBit on, one bit per CHECK_INDEX of the kernel, the last
+// one shared by any beyond (bit 31 stays clear: the word is an int).
+inline constexpr int kFirstIndexErrorBit = 3;
+inline constexpr size_t kIndexErrorSlots = 28;
+
 struct Kernel {
   std::string name;       // e.g. r_64_33: reduce, then the loop sizes
   UOpPtr sink;            // SINK(STORE...) over DEFINE_GLOBAL(i) params and RANGEs (see AxisKind)
@@ -29,6 +35,7 @@ struct Kernel {
   std::vector<const UOp*> reads;                     // realized nodes (other kernels' outputs) read
   std::vector<std::shared_ptr<VariableState>> vars;  // DEFINE_VAR i -> the value it reads at launch
   std::vector<VarBound> var_bounds;
+  std::vector<std::string> index_errors;  // error bit kFirstIndexErrorBit + i: the message of check i
   std::string opts;  // the optimizations applied, for DEBUG=2
   // Reductions this kernel would compute more than once per output element, at different indices
   // (a matrix product read by both the max and the comparison of a fused argmax): the scheduler

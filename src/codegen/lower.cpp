@@ -145,6 +145,17 @@ class Lowerer {
         src_idx[a[0]] = alu(Ops::ADD, idx[a[0]], start(u->src[1], 0, u->src[0]->shape[a[0]] - a[1]));
         return lower(u->src[0], src_idx);
       }
+      case Ops::CHECK_INDEX: {  // the same index, and an error bit of its own (sites past the last share it)
+        auto [site, fresh] = check_sites_.try_emplace(u.get(), check_sites_.size());
+        size_t slot = std::min(site->second, kIndexErrorSlots - 1);
+        IndexCheck check = IndexCheck::from(u->as<std::vector<int64_t>>());
+        if (fresh) {
+          if (slot == index_errors_.size()) index_errors_.emplace_back();
+          index_errors_[slot] += (index_errors_[slot].empty() ? "" : ", or ") + check.message();
+        }
+        check.error_bit = 1 << (kFirstIndexErrorBit + slot);
+        return make_uop(Ops::CHECK_INDEX, u->dtype, {lower(u->src[0], idx)}, check.arg());
+      }
       case Ops::IOTA:
         return idx[0]->dtype == u->dtype ? idx[0] : alu(Ops::CAST, u->dtype, {idx[0]});
       case Ops::CONTIGUOUS:
@@ -193,6 +204,7 @@ class Lowerer {
   std::vector<const UOp*> reads_;
   std::vector<const UOp*> vars_;
   std::vector<UOpPtr> recomputed_;
+  std::vector<std::string> index_errors_;
   int64_t reduce_work_ = 1;
 
  private:
@@ -200,6 +212,7 @@ class Lowerer {
   const UOp* root_;
   std::map<std::pair<const UOp*, std::vector<UOpPtr>>, UOpPtr> memo_;
   std::unordered_map<const UOp*, int> lowered_at_;  // REDUCE_AXIS -> how many indices it was lowered at
+  std::unordered_map<const UOp*, size_t> check_sites_;  // tensor-level CHECK_INDEX -> its order
   int next_range_ = 0;
 };
 
@@ -297,6 +310,7 @@ Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, cons
   for (const UOp* v : L.vars_) k.vars.push_back(v->as<std::shared_ptr<VariableState>>());
   k.var_bounds = L.bounds_;
   k.recomputed = L.recomputed_;
+  k.index_errors = L.index_errors_;
   return k;
 }
 

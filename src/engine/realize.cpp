@@ -179,8 +179,11 @@ double run_item(const ExecItem& item) {
     debug_log(2, line);
   }
   // The kernel's error flag: bit 0 from an integer //, bit 1 from an integer %, bit 2 when the
-  // scratch for its staged loads could not be allocated.
+  // scratch for its staged loads could not be allocated, and from bit 3 on its index checks.
   if (err & 4) throw Error("kernel " + item.name + ": out of memory for its scratch (staged loads)");
+  for (size_t i = 0; i < item.index_errors.size(); i++)
+    if (err & (1 << (kFirstIndexErrorBit + i)))
+      throw Error(item.index_errors[i] + " (in kernel " + item.name + ")");
   if (err)
     throw Error(std::string(err & 1 ? "floor_divide (//)" : "remainder (%)") +
                 ": integer division by zero in kernel " + item.name);
@@ -201,8 +204,9 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::
     Kernel k = std::move(sched.kernels[i]);  // released after this step: intermediates free early
     const Compiled& c = *compiled[i];
     ExecItem item{
-        c.name,        c.program,       std::move(k.buffers), std::move(k.written),   std::move(k.vars),
-        c.global_size, c.work_per_item, c.flops_per_item,     std::move(k.var_bounds)};
+        c.name,          c.program,     std::move(k.buffers),    std::move(k.written),
+        std::move(k.vars), c.global_size, c.work_per_item,       c.flops_per_item,
+        std::move(k.var_bounds), std::move(k.index_errors)};
     if (item.global_size > 0) launched++;
     run_s += run_item(item);
     if (capture_slot()) capture_slot()->items.push_back(std::move(item));

@@ -43,6 +43,7 @@ struct ExecItem {
   std::vector<std::shared_ptr<VariableState>> vars;  // read at each launch
   int64_t global_size = 0, work_per_item = 1, flops_per_item = 0;
   std::vector<VarBound> var_bounds;  // checked at each launch
+  std::vector<std::string> index_errors;  // the kernel's index checks, by error bit (Kernel::index_errors)
 };
 
 // Throws lazygrad::Error if a Variable that positions a read or a write (narrow, narrow_assign) is

@@ -3,6 +3,8 @@
 namespace lazygrad {
 
 namespace {
+// One row per op, in enum order, one per line (clang-format would lay them out in columns).
+// clang-format off
 constexpr OpInfo kOps[] = {
     {"BUFFER", OpKind::Source, 0},
     {"CONST", OpKind::Source, 0},
@@ -35,6 +37,7 @@ constexpr OpInfo kOps[] = {
     {"SHRINK", OpKind::Movement, 0},
     {"FLIP", OpKind::Movement, 0},
     {"SHRINK_AT", OpKind::Index, 0},
+    {"CHECK_INDEX", OpKind::Index, 0},
     {"CONTIGUOUS", OpKind::Buffer, 0},
     {"ASSIGN", OpKind::Buffer, 0},
     {"DETACH", OpKind::Buffer, 0},
@@ -47,9 +50,53 @@ constexpr OpInfo kOps[] = {
     {"REDUCE", OpKind::Kernel, 1},
     {"SINK", OpKind::Kernel, 0},
 };
+// clang-format on
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<int>(Ops::COUNT_), "one row per op");
 }  // namespace
 
 const OpInfo& op_info(Ops op) { return kOps[static_cast<int>(op)]; }
+
+std::vector<int64_t> IndexCheck::arg() const {
+  return {lo, hi, dim, static_cast<int64_t>(op), exempt.has_value(), exempt.value_or(0), error_bit};
+}
+
+IndexCheck IndexCheck::from(const std::vector<int64_t>& a) {
+  IndexCheck c(a.at(0), a.at(1), a.at(2), static_cast<IndexOp>(a.at(3)));
+  if (a.at(4)) c.exempt = a.at(5);
+  c.error_bit = static_cast<int>(a.at(6));
+  return c;
+}
+
+// PyTorch's words where it has them ("index 5 is out of bounds for dimension 1 with size 3"), but
+// without the value: the kernel reports only that one of its indices failed.
+std::string IndexCheck::message() const {
+  std::string size = std::to_string(hi),
+              bounds = " is out of bounds for dimension " + std::to_string(dim) + " with size " + size;
+  switch (op) {
+    case IndexOp::Gather:
+      return "gather: an index" + bounds;
+    case IndexOp::TakeAlongDim:
+      return "take_along_dim: an index" + bounds;
+    case IndexOp::IndexSelect:
+      return "index_select: an index" + bounds;
+    case IndexOp::Index:
+      return "index: an index" + bounds + " (negative indices count from the end, down to -" + size + ")";
+    case IndexOp::Embedding:
+      return "embedding: index out of range in self (an index is outside [0, " + size +
+             "), the rows of the weight)";
+    case IndexOp::Scatter:
+      return "scatter: an index" + bounds;
+    case IndexOp::ScatterAdd:
+      return "scatter_add: an index" + bounds;
+    case IndexOp::OneHot:
+      return "one_hot: class values must be non-negative and smaller than num_classes (" + size + ")";
+    case IndexOp::CrossEntropy:
+    case IndexOp::NllLoss:
+      return std::string(op == IndexOp::CrossEntropy ? "cross_entropy" : "nll_loss") +
+             ": a target is out of bounds (class indices lie in [0, " + size + ")" +
+             (exempt ? " or equal ignore_index " + std::to_string(*exempt) : "") + ")";
+  }
+  return "an index is out of bounds";
+}
 
 }  // namespace lazygrad

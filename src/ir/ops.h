@@ -2,7 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace lazygrad {
 
@@ -51,6 +54,12 @@ enum class Ops : uint8_t {
   // read when the kernel runs (a decode step's position), so one kernel serves every start.
   // arg: vector<int64_t>{axis, n}. Not a view: it shifts the index its source is read at.
   SHRINK_AT,
+  // An integer index that an op reads or writes at (int64), passed through unchanged; when the
+  // kernel runs, a value outside [lo, hi) other than an exempt one sets an error bit, which realize
+  // turns into a lazygrad::Error naming the op (a kernel cannot raise, so this is how an
+  // out-of-range gather or Embedding index is reported, as an integer division by zero is).
+  // arg: IndexCheck::arg(); in a kernel, with the error bit lowering assigned. No gradient.
+  CHECK_INDEX,
   // Realization.
   CONTIGUOUS,  // a fresh contiguous buffer holding src[0]
   ASSIGN,      // write src[1] into the buffer viewed by src[0]; its value is the updated data.
@@ -68,6 +77,36 @@ enum class Ops : uint8_t {
   REDUCE,         // src: value, ranges...; arg: ReduceArg {op, {}}
   SINK,           // the kernel's root: src are its stores
   COUNT_,
+};
+
+// The ops whose indices CHECK_INDEX checks, for the error's wording.
+enum class IndexOp : uint8_t {
+  Gather,
+  TakeAlongDim,
+  IndexSelect,
+  Index,  // advanced indexing, x[i] (negative values count from the end)
+  Embedding,
+  Scatter,
+  ScatterAdd,
+  OneHot,
+  CrossEntropy,
+  NllLoss,
+};
+
+// CHECK_INDEX's arg: the range an index must lie in, what it indexes (dimension `dim` of the op's
+// input, of size hi for a non-negative index), the op, and a value that passes whatever the range
+// (a loss's ignore_index). Kept as a vector<int64_t> in the UOp.
+struct IndexCheck {
+  int64_t lo = 0, hi = 0, dim = 0;
+  IndexOp op = IndexOp::Gather;
+  std::optional<int64_t> exempt;
+  int error_bit = 0;  // in a kernel: the bit of the kernel's error word this check sets
+
+  IndexCheck(int64_t lo, int64_t hi, int64_t dim, IndexOp op, std::optional<int64_t> exempt = std::nullopt)
+      : lo(lo), hi(hi), dim(dim), op(op), exempt(exempt) {}
+  std::vector<int64_t> arg() const;
+  static IndexCheck from(const std::vector<int64_t>& arg);
+  std::string message() const;  // "gather: an index is out of bounds for dimension 1 with size 3"
 };
 
 enum class OpKind : uint8_t { Source, Unary, Binary, Ternary, Reduce, Movement, Index, Buffer, Kernel };

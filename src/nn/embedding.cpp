@@ -45,7 +45,7 @@ Tensor Embedding::forward(const Tensor& indices) {
     Tensor other_rows = Tensor::arange(num_embeddings).ne(*padding_idx).reshape({num_embeddings, 1});
     table = weight.where(other_rows, weight.detach());
   }
-  return table.index(0, indices);
+  return embedding(indices, table);
 }
 
 std::string Embedding::extra_repr() const {

@@ -81,6 +81,14 @@ const Helper kHelpers[] = {
   return (uint16_t)((c.u + 0x7fff + ((c.u >> 16) & 1)) >> 16);
 }
 )"},
+    // An index that must lie in [lo, hi) (or, for the second, equal the exempt value e): its error
+    // bit otherwise (CHECK_INDEX).
+    {"lg_check_index(",
+     "static inline int64_t lg_check_index(int64_t i, int64_t lo, int64_t hi, int bit, int* err) "
+     "{ if (i < lo || i >= hi) *err |= bit; return i; }\n"},
+    {"lg_check_index_or(",
+     "static inline int64_t lg_check_index_or(int64_t i, int64_t lo, int64_t hi, int64_t e, int bit, "
+     "int* err) { if ((i < lo || i >= hi) && i != e) *err |= bit; return i; }\n"},
     // max that propagates NaN, as torch.maximum does.
     {"lg_fmaxf(", "static inline float lg_fmaxf(float a, float b) { return (a > b || a != a) ? a : b; }\n"},
     {"lg_fmax(", "static inline double lg_fmax(double a, double b) { return (a > b || a != a) ? a : b; }\n"},
@@ -819,6 +827,14 @@ class CRenderer {
       }
       case Ops::WHERE:
         return s(0) + " ? " + s(1) + " : " + s(2);
+      case Ops::CHECK_INDEX: {
+        IndexCheck c = IndexCheck::from(u->as<std::vector<int64_t>>());
+        auto lit = [](int64_t v) { return literal(*index_const(v)); };
+        std::string range = s(0) + ", " + lit(c.lo) + ", " + lit(c.hi) + ", ";
+        if (c.exempt) range += lit(*c.exempt) + ", ";
+        return std::string(c.exempt ? "lg_check_index_or(" : "lg_check_index(") + range +
+               std::to_string(c.error_bit) + ", &err)";
+      }
       default:
         throw Error("render_c: no C for " + std::string(op_name(u->op)));
     }

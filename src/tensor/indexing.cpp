@@ -4,6 +4,9 @@
 // gives a one-hot mask, and sums where(mask, x, 0) over that axis: elementwise work and one
 // reduction, so it fuses into a single kernel, and its gradient (a scatter-add) follows from the
 // rules for where, expand and sum. A scatter is the same mask summed over the index's axis instead.
+// An index the user gave is read through checked_index: a value outside the op's range is an Error
+// at realize (the kernel sets an error bit), as PyTorch raises, instead of reading 0 or writing
+// nothing.
 // Sorting ranks each element by counting the elements that precede it, then gathers by rank.
 // Everything else here (split, repeat, roll, meshgrid, ...) is a view.
 #include <algorithm>
@@ -78,6 +81,17 @@ Tensor pad_to(const Tensor& x, const Shape& sizes) {
 int64_t gather_rank(const Tensor& t) { return std::max<int64_t>(t.dim(), 1); }
 Tensor as_1d(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }
 
+// gather's body (take_along_dim's too, which the error then names): x[..., index, ...] along d,
+// each index in [0, size(d)).
+Tensor gather_along(const Tensor& self, int64_t d, const Tensor& index, IndexOp op) {
+  Tensor x = as_1d(self), i = as_1d(index);
+  Shape used = i.shape();
+  used[d] = x.shape()[d];
+  // The mask has the index's shape with the positions along d at d + 1; x's corner meets it there.
+  Tensor mask = one_hot_mask(checked_index(i, {0, x.shape()[d], d, op}), x.shape()[d], d + 1);
+  return masked_sum(mask, corner(x, used).unsqueeze(d), d + 1).reshape(index.shape());
+}
+
 // The index must fit inside self outside dim d, and inside src (when there is one) everywhere.
 void check_index_fits(const Tensor& self, const Tensor& index, const Tensor* src, int64_t d, const char* op) {
   std::string shapes = "index " + shape_str(index.shape()) + ", self " + shape_str(self.shape()) +
@@ -99,7 +113,8 @@ Tensor scatter_replace(const Tensor& x, int64_t d, const Tensor& index, const st
                        const Tensor& fill) {
   if (index.numel() == 0) return x;
   int64_t n = x.shape()[d], m = index.shape()[d];
-  Tensor mask = one_hot_mask(index, n, d + 1);  // axis d: index positions j; axis d + 1: targets
+  // axis d: index positions j; axis d + 1: targets
+  Tensor mask = one_hot_mask(checked_index(index, {0, n, d, IndexOp::Scatter}), n, d + 1);
   Tensor j = Tensor::arange(m, kInt64).reshape(along(m, d, mask.dim()));
   Tensor last = j.where(mask, -1).max(d);  // per target: the last j that writes it, -1 for none
   Tensor written = pad_to(last.ge(0), x.shape());
@@ -153,28 +168,27 @@ Tensor::ValuesIndices sorted_prefix(const Tensor& x, int64_t d, int64_t k, bool 
 
 }  // namespace
 
+Tensor checked_index(const Tensor& index, const IndexCheck& check) {
+  return make_tensor(make_uop(Ops::CHECK_INDEX, kInt64, {index.to(kInt64).uop()}, check.arg()));
+}
+
 // ---- gathers ----
 
 Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
   require_index_dtype(index, "gather");
   int64_t d = normalize_axis(dim, gather_rank(*this), "gather");
   check_index_fits(*this, index, nullptr, d, "gather");
-  Tensor x = as_1d(*this), i = as_1d(index);
-  Shape used = i.shape();
-  used[d] = x.shape()[d];
-  // The mask has the index's shape with the positions along d at d + 1; x's corner meets it there.
-  Tensor mask = one_hot_mask(i, x.shape()[d], d + 1);
-  return masked_sum(mask, corner(x, used).unsqueeze(d), d + 1).reshape(index.shape());
+  return gather_along(*this, d, index, IndexOp::Gather);
 }
 
 Tensor Tensor::take_along_dim(const Tensor& indices, std::optional<int64_t> dim) const {
   require_index_dtype(indices, "take_along_dim");
-  if (!dim) return flatten().gather(0, indices.flatten());
+  if (!dim) return gather_along(flatten(), 0, indices.flatten(), IndexOp::TakeAlongDim);
   int64_t d = normalize_axis(*dim, this->dim(), "take_along_dim");
   require(this->dim() == indices.dim(), "take_along_dim: input " + shape_str(shape()) + " and indices " +
                                             shape_str(indices.shape()) +
                                             " should have the same number of dimensions");
-  if (this->dim() == 0) return gather(0, indices);
+  if (this->dim() == 0) return gather_along(*this, 0, indices, IndexOp::TakeAlongDim);
   // Both broadcast to a common shape everywhere but along d.
   Shape common(this->dim());
   for (int64_t a = 0; a < this->dim(); a++) {
@@ -186,7 +200,7 @@ Tensor Tensor::take_along_dim(const Tensor& indices, std::optional<int64_t> dim)
   }
   Shape self_shape = common;
   self_shape[d] = shape()[d];
-  return expand(self_shape).gather(d, indices.expand(common));
+  return gather_along(expand(self_shape), d, indices.expand(common), IndexOp::TakeAlongDim);
 }
 
 Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
@@ -196,9 +210,10 @@ Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
   if (this->dim() == 0) {
     require(index.numel() == 1,
             "index_select: a 0-d tensor takes one index, got shape " + shape_str(index.shape()));
-    return take(reshape({1}), 0, index.reshape({1})).reshape({});
+    return take(reshape({1}), 0, checked_index(index.reshape({1}), {0, 1, 0, IndexOp::IndexSelect}))
+        .reshape({});
   }
-  return take(*this, d, index.reshape({-1}));
+  return take(*this, d, checked_index(index.reshape({-1}), {0, shape()[d], d, IndexOp::IndexSelect}));
 }
 
 Tensor Tensor::index(int64_t dim, const Tensor& indices) const {
@@ -206,8 +221,9 @@ Tensor Tensor::index(int64_t dim, const Tensor& indices) const {
   require(this->dim() > 0,
           "index: a 0-d tensor cannot be indexed, got indices of shape " + shape_str(indices.shape()));
   int64_t d = normalize_axis(dim, this->dim(), "index");
-  Tensor i = indices.to(kInt64);
-  return take(*this, d, (i + shape()[d]).where(i.lt(0), i));
+  int64_t n = shape()[d];
+  Tensor i = checked_index(indices, {-n, n, d, IndexOp::Index});
+  return take(*this, d, (i + n).where(i.lt(0), i));
 }
 
 // ---- scatters ----
@@ -226,7 +242,9 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, Scalar value) const {
 Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
   int64_t d = check_scatter(*this, dim, index, &src, "scatter_add");
   Tensor x = as_1d(*this), i = as_1d(index);
-  Tensor mask = one_hot_mask(i, x.shape()[d], d + 1);  // axis d: index positions; axis d + 1: targets
+  // axis d: index positions; axis d + 1: targets
+  Tensor mask =
+      one_hot_mask(checked_index(i, {0, x.shape()[d], d, IndexOp::ScatterAdd}), x.shape()[d], d + 1);
   Tensor added = masked_sum(mask, corner(as_1d(src), i.shape()).unsqueeze(d + 1), d);
   return (x + pad_to(added, x.shape())).reshape(shape());
 }
@@ -262,8 +280,10 @@ Tensor Tensor::one_hot(int64_t num_classes) const {
     std::vector<int64_t> range = Tensor::stack({min(), max()}).to_vector<int64_t>();
     require(range[0] >= 0, "one_hot: class values must be non-negative, got " + std::to_string(range[0]));
     num_classes = range[1] + 1;
+    return one_hot_mask(*this, num_classes, dim()).to(kInt64);  // every value was seen to fit
   }
-  return one_hot_mask(*this, num_classes, dim()).to(kInt64);
+  return one_hot_mask(checked_index(*this, {0, num_classes, 0, IndexOp::OneHot}), num_classes, dim())
+      .to(kInt64);
 }
 
 // ---- repeating and rolling: views ----
@@ -411,6 +431,13 @@ Tensor::ValuesIndices Tensor::topk(int64_t k, int64_t dim, bool largest, bool /*
 }
 
 // ---- free functions ----
+
+Tensor embedding(const Tensor& indices, const Tensor& weight) {
+  require_index_dtype(indices, "embedding");
+  require(weight.dim() == 2, "embedding: 'weight' must be 2-D, got shape " + shape_str(weight.shape()));
+  // Unlike x[i], no negative index counts from the end: PyTorch's "index out of range in self".
+  return take(weight, 0, checked_index(indices, {0, weight.shape()[0], 0, IndexOp::Embedding}));
+}
 
 std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, const std::string& indexing) {
   require(!tensors.empty(), "meshgrid: expects a non-empty list of tensors");

@@ -104,11 +104,14 @@ Tensor nll_from_log_probs(const Tensor& logp, const Tensor& target, const std::o
                                           shape_str(target.shape()));
   check_class_weight(weight, classes, op);
 
-  // In int64, so that ignore_index compares as written whatever the target's integer dtype.
-  Tensor index = target.to(kInt64);
+  // In int64, so that ignore_index compares as written whatever the target's integer dtype; a
+  // target that is neither a class nor ignore_index is an Error at realize ("Target 3 is out of
+  // bounds" in PyTorch).
+  IndexOp checked_for = std::string(op) == "nll_loss" ? IndexOp::NllLoss : IndexOp::CrossEntropy;
+  Tensor index = checked_index(target, {0, classes, class_dim, checked_for, ignore_index});
   Tensor valid = index.ne(ignore_index);
   Tensor classes_along = along_class_dim(Tensor::arange(classes), logp.dim(), class_dim);
-  // True at [n, target[n], ...]; a row whose target is ignored (or out of range) has no true entry.
+  // True at [n, target[n], ...]; a row whose target is ignored has no true entry.
   Tensor one_hot = index.unsqueeze(class_dim).eq(classes_along).logical_and(valid.unsqueeze(class_dim));
   Tensor picked = logp.where(one_hot, 0).sum(class_dim);  // where, not a product: 0 * -inf would be NaN
   Tensor class_weight =

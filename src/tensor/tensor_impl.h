@@ -82,6 +82,11 @@ Tensor with_gradient(const Tensor& value, const std::vector<Tensor>& inputs,
 // are: value's result requires grad when x does, and backward gives x zeros, not None.
 Tensor with_zero_gradient(const Tensor& value, const Tensor& x);
 
+// index as int64, marked to be checked when its kernel runs: a value outside [check.lo, check.hi)
+// (other than check.exempt) is a lazygrad::Error at realize naming check.op (CHECK_INDEX). The
+// check runs only if the result is used, so an op reads its index through it.
+Tensor checked_index(const Tensor& index, const IndexCheck& check);
+
 // Drops the kept graphs of realized tensors that are gone: they hold old buffers, and the
 // scheduler would count them as readers that stop an update from writing in place.
 void forget_dead_graphs();
