@@ -254,6 +254,7 @@ TEST(Autograd, InPlaceUpdateOfALeafBetweenForwardAndBackward) {
   }
   u.backward();
   expect_near(w.grad().to_vector<float>(), {4, 5, 6}, 0);
+}
 
 TEST(Autograd, AnIntegerResultEndsTheGradientGraphAsInPyTorch) {
   // torch: x.int().requires_grad and x.int().float().requires_grad are False, and backward of the

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <unordered_set>
 
@@ -64,6 +65,15 @@ const PatternMatcher& one_hot_sum() {
           return alu(Ops::WHERE, sum->dtype, {valid, v, zero});
         }}});
   return pm;
+}
+
+// What a reduction of no elements is: 0 for a sum, 1 for a product, the lowest value for a max.
+UOpPtr reduce_identity(Ops op, DType dt) {
+  if (op == Ops::ADD) return const_int_uop(dt, 0);
+  if (op == Ops::MUL) return const_int_uop(dt, 1);
+  if (is_float(dt)) return const_uop(dt, -std::numeric_limits<double>::infinity());
+  if (dt == kBool || is_unsigned(dt)) return const_int_uop(dt, 0);
+  return const_int_uop(dt, bit_width(dt) == 64 ? INT64_MIN : -(int64_t(1) << (bit_width(dt) - 1)));
 }
 
 class Lowerer {
@@ -166,6 +176,10 @@ class Lowerer {
         // would be computed twice.
         if (++lowered_at_[u.get()] == 2) recomputed_.push_back(u);
         const auto& r = u->as<ReduceArg>();
+        // Over an empty axis: the identity, with nothing read (a load hoisted out of a loop of no
+        // trips would read past an empty buffer, and an index check would judge what it read).
+        for (int64_t a : r.axes)
+          if (u->src[0]->shape[a] == 0) return reduce_identity(r.op, u->dtype);
         std::vector<UOpPtr> src_idx = idx, ranges;
         for (int64_t a : r.axes) {
           src_idx[a] = new_range(u->src[0]->shape[a]);

@@ -162,7 +162,10 @@ class Gen {
     if (chance(0.3) && !s.empty()) s.erase(s.begin(), s.begin() + between(0, static_cast<int64_t>(s.size())));
     for (auto& d : s)
       if (chance(0.25)) d = 1;
-    if (shift) return fresh(s, dt, 0, (dt == kInt8 || dt == kUInt8) ? 7 : dt == kInt32 ? 31 : 63);
+    if (shift) {  // mostly inside the width, sometimes past it or negative
+      int64_t bits = (dt == kInt8 || dt == kUInt8) ? 8 : dt == kInt32 ? 32 : 64;
+      return chance(0.7) ? fresh(s, dt, 0, bits - 1) : fresh(s, dt, dt == kUInt8 ? 0 : -3, bits + 3);
+    }
     if (nonzero && !is_float(dt)) {
       int y = fresh(s, dt, 1, dt == kUInt8 ? 9 : 6);
       if (y >= 0 && chance(0.5) && dt != kUInt8) {  // negative divisors too

@@ -388,11 +388,12 @@ int64_t int_binary(Op op, DType dt, int64_t a, int64_t b) {
       return a | b;
     case Op::BitwiseXor:
       return a ^ b;
+    // A count outside [0, bits) shifts every bit out (src/ir/ops.h; PyTorch's ATen kernels).
     case Op::LeftShift:
-      if (b < 0 || b >= bits) throw Invalid("shift count");
+      if (b < 0 || b >= bits) return 0;
       return wrap_int(dt, static_cast<int64_t>(u(a) << b));
     case Op::RightShift:
-      if (b < 0 || b >= bits) throw Invalid("shift count");
+      if (b < 0 || b >= bits) return !is_unsigned_type(dt) && a < 0 ? -1 : 0;
       if (is_unsigned_type(dt))
         return static_cast<int64_t>((u(a) & (bits == 64 ? ~0ULL : ((1ULL << bits) - 1))) >> b);
       return a >> b;
