@@ -202,3 +202,11 @@ TEST(CompilerFuzz, PaddedEmptyAxis) {
   Tensor p = x.gt(0.5f).pad({1, 2}, 0).sum({0}, true);
   EXPECT_EQ(p.to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 0}));
 }
+
+// Seed 4420: uint8 / -2 narrowed the scalar to uint8 (254) before the true division; PyTorch divides
+// in float32: -1.
+TEST(CompilerFuzz, TrueDivisionOfIntegersByANegativeScalar) {
+  Tensor x = Tensor::from_vector<uint8_t>({2, 11}, {2});
+  EXPECT_EQ(x.div(int64_t{-2}).to_vector<float>(), (std::vector<float>{-1.0f, -5.5f}));
+  EXPECT_EQ(Tensor::from_vector<int8_t>({-128}, {1}).div(int64_t{300}).to_vector<float>()[0], -128.0f / 300.0f);
+}

@@ -149,7 +149,12 @@ Tensor Tensor::remainder(const Tensor& o) const {
 Tensor Tensor::add(Scalar o) const { return add(lift(*this, o)); }
 Tensor Tensor::sub(Scalar o) const { return sub(lift(*this, o)); }
 Tensor Tensor::mul(Scalar o) const { return mul(lift(*this, o)); }
-Tensor Tensor::div(Scalar o) const { return div(lift(*this, o)); }
+Tensor Tensor::div(Scalar o) const {
+  // True division computes in float32 from integers: the scalar is not first narrowed to the
+  // tensor's integer type (uint8 / -2 is -1 in PyTorch, not 2 / 254).
+  if (!is_float(scalar_result_type(*this, o))) return to(kFloat32).div(scalar_tensor(o, kFloat32));
+  return div(lift(*this, o));
+}
 Tensor Tensor::floor_divide(Scalar o) const { return floor_divide(lift(*this, o)); }
 Tensor Tensor::remainder(Scalar o) const { return remainder(lift(*this, o)); }
 
