@@ -11,81 +11,36 @@ namespace lazygrad::fuzz {
 
 namespace {
 
-const char* const kNames[] = {
-    "input",
-    "neg",
-    "exp",
-    "log",
-    "exp2",
-    "log2",
-    "sqrt",
-    "sin",
-    "cos",
-    "reciprocal",
-    "relu",
-    "abs",
-    "floor",
-    "ceil",
-    "trunc",
-    "round",
-    "sign",
-    "square",
-    "tanh",
-    "sigmoid",
-    "rsqrt",
-    "bitwise_not",
-    "logical_not",
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "floor_divide",
-    "remainder",
-    "maximum",
-    "minimum",
-    "pow",
-    "bitwise_and",
-    "bitwise_or",
-    "bitwise_xor",
-    "bitwise_left_shift",
-    "bitwise_right_shift",
-    "logical_and",
-    "logical_or",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "where",
-    "to",
-    "sum",
-    "prod",
-    "max",
-    "min",
-    "mean",
-    "any",
-    "all",
-    "logsumexp",
-    "argmax",
-    "argmin",
-    "cumsum",
-    "cumprod",
-    "softmax",
-    "log_softmax",
-    "reshape",
-    "permute",
-    "expand",
-    "pad",
-    "slice",
-    "flip",
-    "cat",
-    "matmul",
-    "conv2d",
-    "contiguous",
-    "realize",
+struct OpInfo {
+  const char* name;  // the Tensor method
+  OpKind kind;
 };
-static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Op::COUNT_));
+// clang-format off
+const OpInfo kOps[] = {
+    {"input", OpKind::Input}, {"neg", OpKind::Unary}, {"exp", OpKind::Unary}, {"log", OpKind::Unary},
+    {"exp2", OpKind::Unary}, {"log2", OpKind::Unary}, {"sqrt", OpKind::Unary}, {"sin", OpKind::Unary},
+    {"cos", OpKind::Unary}, {"reciprocal", OpKind::Unary}, {"relu", OpKind::Unary}, {"abs", OpKind::Unary},
+    {"floor", OpKind::Unary}, {"ceil", OpKind::Unary}, {"trunc", OpKind::Unary}, {"round", OpKind::Unary},
+    {"sign", OpKind::Unary}, {"square", OpKind::Unary}, {"tanh", OpKind::Unary}, {"sigmoid", OpKind::Unary},
+    {"rsqrt", OpKind::Unary}, {"bitwise_not", OpKind::Unary}, {"logical_not", OpKind::Unary},
+    {"add", OpKind::Binary}, {"sub", OpKind::Binary}, {"mul", OpKind::Binary}, {"div", OpKind::Binary},
+    {"floor_divide", OpKind::Binary}, {"remainder", OpKind::Binary}, {"maximum", OpKind::Binary},
+    {"minimum", OpKind::Binary}, {"pow", OpKind::Binary}, {"bitwise_and", OpKind::Binary},
+    {"bitwise_or", OpKind::Binary}, {"bitwise_xor", OpKind::Binary}, {"bitwise_left_shift", OpKind::Binary},
+    {"bitwise_right_shift", OpKind::Binary}, {"logical_and", OpKind::Binary}, {"logical_or", OpKind::Binary},
+    {"eq", OpKind::Binary}, {"ne", OpKind::Binary}, {"lt", OpKind::Binary}, {"le", OpKind::Binary},
+    {"gt", OpKind::Binary}, {"ge", OpKind::Binary}, {"where", OpKind::Where}, {"to", OpKind::Cast},
+    {"sum", OpKind::Reduce}, {"prod", OpKind::Reduce}, {"max", OpKind::Reduce}, {"min", OpKind::Reduce},
+    {"mean", OpKind::Reduce}, {"any", OpKind::Reduce}, {"all", OpKind::Reduce}, {"logsumexp", OpKind::Reduce},
+    {"argmax", OpKind::ArgReduce}, {"argmin", OpKind::ArgReduce}, {"cumsum", OpKind::AlongAxis},
+    {"cumprod", OpKind::AlongAxis}, {"softmax", OpKind::AlongAxis}, {"log_softmax", OpKind::AlongAxis},
+    {"reshape", OpKind::Movement}, {"permute", OpKind::Movement}, {"expand", OpKind::Movement},
+    {"pad", OpKind::Movement}, {"slice", OpKind::Movement}, {"flip", OpKind::Movement},
+    {"cat", OpKind::Movement}, {"matmul", OpKind::Product}, {"conv2d", OpKind::Product},
+    {"contiguous", OpKind::Realization}, {"realize", OpKind::Realization},
+};
+// clang-format on
+static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(Op::COUNT_));
 
 std::string ints_text(const std::vector<int64_t>& v) {
   std::string s = "{";
@@ -218,7 +173,8 @@ std::string input_text(const Step& s) {
 
 }  // namespace
 
-const char* op_name(Op op) { return kNames[static_cast<int>(op)]; }
+const char* op_name(Op op) { return kOps[static_cast<int>(op)].name; }
+OpKind op_kind(Op op) { return kOps[static_cast<int>(op)].kind; }
 
 std::string shape_text(const Shape& s) { return ints_text(s); }
 
@@ -383,107 +339,45 @@ Tensor apply_step(const Step& s, const std::vector<Tensor>& v) {
 
 std::string call_text(const Step& s) {
   auto in = [&](size_t k) { return "v" + std::to_string(s.in.at(k)); };
-  bool tensor_rhs = s.in.size() > 1;
   std::string m = std::string(".") + op_name(s.op) + "(";
-  std::string axes = s.ints.empty() ? "Axes()" : axes_text(s.ints);
-  std::string keep = s.keepdim ? "true" : "false";
-  switch (s.op) {
-    case Op::Input:
+  auto num = [](int64_t v) { return std::to_string(v); };
+  switch (op_kind(s.op)) {
+    case OpKind::Input:
       return input_text(s);
-    case Op::Neg:
-    case Op::Exp:
-    case Op::Log:
-    case Op::Exp2:
-    case Op::Log2:
-    case Op::Sqrt:
-    case Op::Sin:
-    case Op::Cos:
-    case Op::Reciprocal:
-    case Op::Relu:
-    case Op::Abs:
-    case Op::Floor:
-    case Op::Ceil:
-    case Op::Trunc:
-    case Op::Round:
-    case Op::Sign:
-    case Op::Square:
-    case Op::Tanh:
-    case Op::Sigmoid:
-    case Op::Rsqrt:
-    case Op::BitwiseNot:
-    case Op::LogicalNot:
-    case Op::Contiguous:
+    case OpKind::Unary:
       return in(0) + m + ")";
-    case Op::Add:
-    case Op::Sub:
-    case Op::Mul:
-    case Op::Div:
-    case Op::FloorDivide:
-    case Op::Remainder:
-    case Op::Pow:
-    case Op::Eq:
-    case Op::Ne:
-    case Op::Lt:
-    case Op::Le:
-    case Op::Gt:
-    case Op::Ge:
-      return in(0) + m + (tensor_rhs ? in(1) : scalar_text(s)) + ")";
-    case Op::Maximum:
-    case Op::Minimum:
-    case Op::BitwiseAnd:
-    case Op::BitwiseOr:
-    case Op::BitwiseXor:
-    case Op::LeftShift:
-    case Op::RightShift:
-    case Op::LogicalAnd:
-    case Op::LogicalOr:
-    case Op::Matmul:
-      return in(0) + m + in(1) + ")";
-    case Op::Where:
+    case OpKind::Binary:
+      return in(0) + m + (s.in.size() > 1 ? in(1) : scalar_text(s)) + ")";
+    case OpKind::Where:
       return "where(" + in(0) + ", " + in(1) + ", " + in(2) + ")";
-    case Op::Cast:
+    case OpKind::Cast:
       return in(0) + ".to(" + dtype_text(s.dtype) + ")";
-    case Op::Sum:
-    case Op::Prod:
-    case Op::Max:
-    case Op::Min:
-    case Op::Mean:
-    case Op::Any:
-    case Op::All:
-    case Op::Logsumexp:
-      return in(0) + m + axes + ", " + keep + ")";
-    case Op::Argmax:
-    case Op::Argmin:
-      return in(0) + m + (s.ints.empty() ? "std::nullopt" : std::to_string(s.ints[0])) + ", " + keep + ")";
-    case Op::Cumsum:
-    case Op::Cumprod:
-    case Op::Softmax:
-    case Op::LogSoftmax:
-      return in(0) + m + std::to_string(s.ints[0]) + ")";
-    case Op::Reshape:
-    case Op::Permute:
-    case Op::Expand:
-      return in(0) + m + ints_text(s.ints) + ")";
-    case Op::Pad:
-      return in(0) + ".pad(" + ints_text(s.ints) + ", " + scalar_text(s) + ")";
-    case Op::Slice:
-      return in(0) + ".slice(" + std::to_string(s.ints[0]) + ", " + std::to_string(s.ints[1]) + ", " +
-             std::to_string(s.ints[2]) + ", " + std::to_string(s.ints[3]) + ")";
-    case Op::Flip:
-      return in(0) + ".flip(" + axes_text(s.ints) + ")";
-    case Op::Cat: {
-      std::string parts;
-      for (size_t k = 0; k < s.in.size(); k++) parts += (k ? ", " : "") + in(k);
-      return "Tensor::cat({" + parts + "}, " + std::to_string(s.ints[0]) + ")";
-    }
-    case Op::Conv2d:
-      return in(0) + ".conv2d(" + in(1) + ", std::nullopt, " + std::to_string(s.ints[0]) + ", " +
-             std::to_string(s.ints[1]) + ", " + std::to_string(s.ints[2]) + ", " + std::to_string(s.ints[3]) +
-             ")";
-    case Op::Realize:
-      return in(0);  // realized by the next statement (to_cpp)
-    case Op::COUNT_:
-      break;
+    case OpKind::Reduce:
+      return in(0) + m + axes_text(s.ints) + ", " + (s.keepdim ? "true" : "false") + ")";
+    case OpKind::ArgReduce:
+      return in(0) + m + (s.ints.empty() ? "std::nullopt" : num(s.ints[0])) + ", " +
+             (s.keepdim ? "true" : "false") + ")";
+    case OpKind::AlongAxis:
+      return in(0) + m + num(s.ints[0]) + ")";
+    case OpKind::Movement:
+      if (s.op == Op::Pad) return in(0) + ".pad(" + ints_text(s.ints) + ", " + scalar_text(s) + ")";
+      if (s.op == Op::Slice)
+        return in(0) + ".slice(" + num(s.ints[0]) + ", " + num(s.ints[1]) + ", " + num(s.ints[2]) + ", " +
+               num(s.ints[3]) + ")";
+      if (s.op == Op::Flip) return in(0) + ".flip(" + axes_text(s.ints) + ")";
+      if (s.op == Op::Cat) {
+        std::string parts;
+        for (size_t k = 0; k < s.in.size(); k++) parts += (k ? ", " : "") + in(k);
+        return "Tensor::cat({" + parts + "}, " + num(s.ints[0]) + ")";
+      }
+      return in(0) + m + ints_text(s.ints) + ")";  // reshape, permute, expand
+    case OpKind::Product:
+      if (s.op == Op::Matmul) return in(0) + ".matmul(" + in(1) + ")";
+      return in(0) + ".conv2d(" + in(1) + ", std::nullopt, " + num(s.ints[0]) + ", " + num(s.ints[1]) + ", " +
+             num(s.ints[2]) + ", " + num(s.ints[3]) + ")";
+    case OpKind::Realization:
+      return s.op == Op::Contiguous ? in(0) + ".contiguous()"
+                                    : in(0);  // realized by the next statement (to_cpp)
   }
   return "?";
 }

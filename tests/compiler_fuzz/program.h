@@ -13,73 +13,23 @@
 namespace lazygrad::fuzz {
 
 // Every op the fuzzer calls. The names are the Tensor methods they call.
+// clang-format off
 enum class Op {
   Input,  // a realized buffer of the step's values
   // Unary, on floats (and on integers where PyTorch takes them: neg, abs, relu, sign, square, the roundings).
-  Neg,
-  Exp,
-  Log,
-  Exp2,
-  Log2,
-  Sqrt,
-  Sin,
-  Cos,
-  Reciprocal,
-  Relu,
-  Abs,
-  Floor,
-  Ceil,
-  Trunc,
-  Round,
-  Sign,
-  Square,
-  Tanh,
-  Sigmoid,
-  Rsqrt,
+  Neg, Exp, Log, Exp2, Log2, Sqrt, Sin, Cos, Reciprocal, Relu, Abs, Floor, Ceil, Trunc, Round, Sign, Square,
+  Tanh, Sigmoid, Rsqrt,
   // Unary on integers and bools.
-  BitwiseNot,
-  LogicalNot,
+  BitwiseNot, LogicalNot,
   // Binary (the second operand a tensor, or the scalar `scalar` when in has one entry).
-  Add,
-  Sub,
-  Mul,
-  Div,
-  FloorDivide,
-  Remainder,
-  Maximum,
-  Minimum,
-  Pow,
-  BitwiseAnd,
-  BitwiseOr,
-  BitwiseXor,
-  LeftShift,
-  RightShift,
-  LogicalAnd,
-  LogicalOr,
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,
+  Add, Sub, Mul, Div, FloorDivide, Remainder, Maximum, Minimum, Pow, BitwiseAnd, BitwiseOr, BitwiseXor,
+  LeftShift, RightShift, LogicalAnd, LogicalOr, Eq, Ne, Lt, Le, Gt, Ge,
   Where,  // where(in[0], in[1], in[2])
   Cast,   // to(dtype)
   // Reductions over `ints` (empty: all axes) with `keepdim`.
-  Sum,
-  Prod,
-  Max,
-  Min,
-  Mean,
-  Any,
-  All,
-  Logsumexp,
-  // Over one axis ints[0] (Argmax/Argmin: ints empty means the flattened tensor).
-  Argmax,
-  Argmin,
-  Cumsum,
-  Cumprod,
-  Softmax,
-  LogSoftmax,
+  Sum, Prod, Max, Min, Mean, Any, All, Logsumexp,
+  Argmax, Argmin,                     // over axis ints[0] (ints empty: the flattened tensor)
+  Cumsum, Cumprod, Softmax, LogSoftmax,  // along axis ints[0]
   // Movement.
   Reshape,  // ints: the new shape
   Permute,  // ints: the order
@@ -96,6 +46,23 @@ enum class Op {
   Realize,  // the value itself, realized when the program reaches it
   COUNT_,
 };
+// clang-format on
+
+// The ops by how they are called and computed: one table (calls.cpp) for the reference and the C++ text.
+enum class OpKind {
+  Input,
+  Unary,
+  Binary,
+  Where,
+  Cast,
+  Reduce,
+  ArgReduce,
+  AlongAxis,
+  Movement,
+  Product,
+  Realization
+};
+OpKind op_kind(Op op);
 
 const char* op_name(Op op);
 

@@ -1083,8 +1083,8 @@ int64_t wrap_int(DType dt, int64_t x) {
 }
 
 RefTensor ref_apply(const Step& s, const std::vector<const RefTensor*>& in) {
-  switch (s.op) {
-    case Op::Input: {
+  switch (op_kind(s.op)) {
+    case OpKind::Input: {
       RefTensor t = make(s.shape, s.dtype);
       for (int64_t k = 0; k < t.numel(); k++) {
         if (t.is_float_type())
@@ -1094,96 +1094,31 @@ RefTensor ref_apply(const Step& s, const std::vector<const RefTensor*>& in) {
       }
       return t;
     }
-    case Op::Neg:
-    case Op::Exp:
-    case Op::Log:
-    case Op::Exp2:
-    case Op::Log2:
-    case Op::Sqrt:
-    case Op::Sin:
-    case Op::Cos:
-    case Op::Reciprocal:
-    case Op::Relu:
-    case Op::Abs:
-    case Op::Floor:
-    case Op::Ceil:
-    case Op::Trunc:
-    case Op::Round:
-    case Op::Sign:
-    case Op::Square:
-    case Op::Tanh:
-    case Op::Sigmoid:
-    case Op::Rsqrt:
-    case Op::BitwiseNot:
-    case Op::LogicalNot:
-      if (!is_float(in[0]->dtype) && s.op != Op::LogicalNot &&
-          !(s.op == Op::Neg || s.op == Op::Abs || s.op == Op::Relu || s.op == Op::Sign ||
-            s.op == Op::Square || s.op == Op::Floor || s.op == Op::Ceil || s.op == Op::Trunc ||
-            s.op == Op::Round || s.op == Op::BitwiseNot))
-        throw Invalid("a float op on integers");
+    case OpKind::Unary: {
+      bool on_integers = s.op == Op::Neg || s.op == Op::Abs || s.op == Op::Relu || s.op == Op::Sign ||
+                         s.op == Op::Square || s.op == Op::Floor || s.op == Op::Ceil || s.op == Op::Trunc ||
+                         s.op == Op::Round || s.op == Op::BitwiseNot || s.op == Op::LogicalNot;
+      if (!is_float(in[0]->dtype) && !on_integers) throw Invalid("a float op on integers");
       return unary(s, *in[0]);
-    case Op::Add:
-    case Op::Sub:
-    case Op::Mul:
-    case Op::Div:
-    case Op::FloorDivide:
-    case Op::Remainder:
-    case Op::Maximum:
-    case Op::Minimum:
-    case Op::Pow:
-    case Op::BitwiseAnd:
-    case Op::BitwiseOr:
-    case Op::BitwiseXor:
-    case Op::LeftShift:
-    case Op::RightShift:
-    case Op::LogicalAnd:
-    case Op::LogicalOr:
-    case Op::Eq:
-    case Op::Ne:
-    case Op::Lt:
-    case Op::Le:
-    case Op::Gt:
-    case Op::Ge:
+    }
+    case OpKind::Binary:
       return binary(s, *in[0], in.size() > 1 ? in[1] : nullptr);
-    case Op::Where:
+    case OpKind::Where:
       return where(*in[0], *in[1], *in[2]);
-    case Op::Cast:
+    case OpKind::Cast:
       return cast(*in[0], s.dtype);
-    case Op::Sum:
-    case Op::Prod:
-    case Op::Max:
-    case Op::Min:
-    case Op::Mean:
-    case Op::Any:
-    case Op::All:
-    case Op::Logsumexp:
+    case OpKind::Reduce:
       return reduce(s, *in[0]);
-    case Op::Argmax:
-    case Op::Argmin:
+    case OpKind::ArgReduce:
       return arg_extreme(s, *in[0]);
-    case Op::Cumsum:
-    case Op::Cumprod:
-      return scan(s, *in[0]);
-    case Op::Softmax:
-    case Op::LogSoftmax:
-      return softmax(s, *in[0]);
-    case Op::Reshape:
-    case Op::Permute:
-    case Op::Expand:
-    case Op::Pad:
-    case Op::Slice:
-    case Op::Flip:
-    case Op::Cat:
+    case OpKind::AlongAxis:
+      return s.op == Op::Cumsum || s.op == Op::Cumprod ? scan(s, *in[0]) : softmax(s, *in[0]);
+    case OpKind::Movement:
       return movement(s, in);
-    case Op::Matmul:
-      return matmul(*in[0], *in[1]);
-    case Op::Conv2d:
-      return conv2d(s, *in[0], *in[1]);
-    case Op::Contiguous:
-    case Op::Realize:
+    case OpKind::Product:
+      return s.op == Op::Matmul ? matmul(*in[0], *in[1]) : conv2d(s, *in[0], *in[1]);
+    case OpKind::Realization:
       return *in[0];
-    case Op::COUNT_:
-      break;
   }
   throw Invalid("unknown op");
 }
