@@ -2,7 +2,8 @@
 // status 1, never an abort with a core dump. lazygrad::Error says what was wrong with the input;
 // std::bad_alloc means memory ran out (a model or a buffer larger than this machine can hold);
 // any other std::exception (a filesystem error, a thread that could not start) is reported with
-// its what(). Header-only, so the tests can call it.
+// its what(). A computation stopped by Ctrl-C exits with 130 (128 + SIGINT), as shells expect of a
+// program SIGINT ended. Header-only, so the tests can call it.
 #pragma once
 
 #include <lazygrad/error.h>
@@ -13,11 +14,14 @@
 
 namespace lazygrad::cli {
 
-// body()'s exit status, or 1 after the error line on `err`.
+// body()'s exit status, or 1 (130 for Ctrl-C) after the error line on `err`.
 template <class Body>
 int exit_status_reporting_errors(std::ostream& err, Body&& body) {
   try {
     return body();
+  } catch (const InterruptedError& e) {
+    err << e.what() << "\n";
+    return 130;
   } catch (const Error& e) {
     err << "error: " << e.what() << "\n";
   } catch (const std::bad_alloc&) {

@@ -1,14 +1,19 @@
 // The disk cache: a second process runs the same program without invoking the compiler, and a
-// corrupt entry is detected and rebuilt. The test runs this binary again as the "second process".
+// corrupt entry is detected and rebuilt. Whatever is found in the folder is not trusted: symlinks,
+// FIFOs and directories in an entry's place are replaced, never followed or waited on; a folder
+// deleted during a run is made again; one that cannot be written gives way to a temporary folder
+// with a warning. The test runs this binary again as the "second process".
 #include <gtest/gtest.h>
 #include <lazygrad/lazygrad.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 using namespace lazygrad;
@@ -49,7 +54,41 @@ int wait_child(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-int run_child(const std::string& cache, const std::string& expect) { return wait_child(start_child(cache, expect)); }
+int run_child(const std::string& cache, const std::string& expect) {
+  return wait_child(start_child(cache, expect));
+}
+
+// Runs the child in `cache` through the shell; returns its exit status, and its output in `log`.
+int run_child_logged(const std::string& cache, const std::string& expect, std::string& log) {
+  std::string exe = fs::read_symlink("/proc/self/exe");
+  std::string out = fs::temp_directory_path() / ("lazygrad-cache-log-" + std::to_string(getpid()));
+  std::string cmd = "LAZYGRAD_CACHE='" + cache + "' LAZYGRAD_CHILD=" + expect + " " + exe +
+                    " --gtest_filter=CacheChild.Run > " + out + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::ifstream f(out);
+  log.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  fs::remove(out);
+  return rc;
+}
+
+// Puts make(path) in the place of every entry of dir whose name ends with ext; returns how many.
+int replace_entries(const std::string& dir, const std::string& ext,
+                    const std::function<void(const fs::path&)>& make) {
+  std::vector<fs::path> found;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ext) found.push_back(e.path());
+  for (const auto& p : found) {
+    fs::remove_all(p);
+    make(p);
+  }
+  return static_cast<int>(found.size());
+}
+
+// A program with kernels that program() does not have: the sum of squares of 0..63.
+float other_program() {
+  Tensor x = Tensor::arange(64).to(kFloat32);
+  return (x * x).sum().item<float>();
+}
 
 }  // namespace
 
@@ -59,7 +98,11 @@ TEST(CacheChild, Run) {
   if (!expect) GTEST_SKIP() << "runs as the second process of the Cache tests";
   float v = program();
   EXPECT_NEAR(v, 3 * 10 + 10 * (90 + 91 + 92 + 93 + 94 + 95 + 96 + 97 + 98 + 99) / 1.0f, 1e-2);
-  if (std::string(expect) == "no-compile") {
+  if (std::string(expect) == "delete-folder") {  // deleted between two computations
+    fs::remove_all(settings().cache_dir);
+    EXPECT_EQ(other_program(), 85344.0f);
+    EXPECT_TRUE(fs::is_directory(settings().cache_dir));
+  } else if (std::string(expect) == "no-compile") {
     EXPECT_EQ(GlobalCounters::compile_count, 0);
   } else if (std::string(expect) == "compile") {
     EXPECT_GT(GlobalCounters::compile_count, 0);
@@ -121,4 +164,60 @@ TEST(Cache, CompilerFailureShowsSourceAndMessage) {
   EXPECT_NE(log.find("--- source ---"), std::string::npos) << log;
   fs::remove_all(dir);
   fs::remove(dir + ".log");
+}
+
+TEST(Cache, EntriesThatAreNotFilesAreReplacedNotFollowed) {
+  std::string dir = fs::temp_directory_path() / ("lazygrad-cache-odd-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  ASSERT_EQ(run_child(dir, "compile"), 0);
+  // Objects as symlinks to /dev/zero (reading one would never end), checksums as FIFOs (opening one
+  // would wait for a writer forever), sources as folders: each reads as missing and is rebuilt.
+  ASSERT_GT(replace_entries(dir, ".so", [](const fs::path& p) { fs::create_symlink("/dev/zero", p); }), 0);
+  ASSERT_GT(replace_entries(dir, ".sum", [](const fs::path& p) { ASSERT_EQ(mkfifo(p.c_str(), 0644), 0); }),
+            0);
+  ASSERT_GT(replace_entries(dir, ".c", [](const fs::path& p) { fs::create_directories(p / "inside"); }), 0);
+  EXPECT_EQ(run_child(dir, "compile"), 0);  // right answers; ctest's TIMEOUT would catch a hang
+  EXPECT_EQ(run_child(dir, "no-compile"), 0);
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".tsv") {
+      EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(e.path()))) << e.path();
+    }
+  }
+  // An object replaced by a folder full of files.
+  ASSERT_GT(replace_entries(dir, ".so", [](const fs::path& p) { fs::create_directories(p / "a" / "b"); }), 0);
+  EXPECT_EQ(run_child(dir, "compile"), 0);
+  EXPECT_EQ(run_child(dir, "no-compile"), 0);
+  fs::remove_all(dir);
+}
+
+TEST(Cache, AFolderDeletedDuringARunIsMadeAgain) {
+  std::string dir = fs::temp_directory_path() / ("lazygrad-cache-deleted-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  EXPECT_EQ(run_child(dir, "delete-folder"), 0);
+  fs::remove_all(dir);
+}
+
+TEST(Cache, AFolderThatCannotBeWrittenGivesWayToATemporaryOne) {
+  std::string file = fs::temp_directory_path() / ("lazygrad-cache-file-" + std::to_string(getpid()));
+  std::ofstream(file) << "not a folder";
+  struct Case {
+    std::string cache, reason;
+  };
+  // A path through a file cannot be made; /proc is a folder no one can write in, root included.
+  std::vector<Case> cases{{file, ""}, {file + "/sub", "cannot create it"}, {"/proc", "cannot write in it"}};
+  for (const Case& c : cases) {
+    std::string log;
+    EXPECT_EQ(run_child_logged(c.cache, "compile", log), 0) << log;
+    EXPECT_NE(log.find("warning: the kernel cache " + c.cache + " cannot be used (" + c.reason),
+              std::string::npos)
+        << log;
+    // The temporary folder is named, and gone once the process ended.
+    const std::string mark = "kernels are cached in ";
+    size_t at = log.find(mark);
+    ASSERT_NE(at, std::string::npos) << log;
+    std::string tmp = log.substr(at + mark.size(), log.find(' ', at + mark.size()) - at - mark.size());
+    EXPECT_NE(tmp.find("lazygrad-cache-"), std::string::npos) << tmp;
+    EXPECT_FALSE(fs::exists(tmp)) << tmp;
+  }
+  fs::remove(file);
 }

@@ -453,6 +453,9 @@ TEST(CliErrors, EveryExceptionIsAnErrorLineNotAnAbort) {
             0u);
   EXPECT_EQ(report([]() -> int { throw std::runtime_error("boom"); }),
             std::pair(1, std::string("error: boom\n")));
+  // Ctrl-C: 128 + SIGINT, as a shell reports a program SIGINT ended.
+  EXPECT_EQ(report([]() -> int { throw InterruptedError("interrupted (Ctrl-C, SIGINT) in kernel E_4"); }),
+            std::pair(130, std::string("interrupted (Ctrl-C, SIGINT) in kernel E_4\n")));
 }
 
 TEST_F(GenerateCli, BadOptionsAreUsageErrors) {

@@ -47,7 +47,7 @@ std::vector<double> run_with(const Kernel& k, const std::vector<Opt>& opts) {
   std::memset(out->data(), 0x7f, out->nbytes());  // not zero: a store that never happens shows
   for (size_t i = 0; i < k.buffers.size(); i++) ptrs.push_back(i == 0 ? out->data() : k.buffers[i]->data());
   std::vector<int64_t> vars;
-  EXPECT_EQ(c->program->launch(ptrs, vars, c->global_size, c->work_per_item), 0) << c->name;
+  EXPECT_EQ(c->program->launch(ptrs, vars, c->global_size, c->work_per_item, no_stop()), 0) << c->name;
   std::vector<double> v(out->size);
   for (int64_t i = 0; i < out->size; i++) {
     if (out->dtype == kFloat32)

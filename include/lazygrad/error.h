@@ -28,6 +28,13 @@ class OutOfMemoryError : public Error {
   using Error::Error;
 };
 
+// A computation stopped by Ctrl-C (SIGINT) between kernels or inside a long one; what it was
+// computing stays unrealized, and may be realized again. Python: KeyboardInterrupt.
+class InterruptedError : public Error {
+ public:
+  using Error::Error;
+};
+
 // "{2, 3}" for error messages.
 std::string shape_str(const std::vector<int64_t>& shape);
 

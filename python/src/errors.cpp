@@ -3,7 +3,9 @@
 // is also a ValueError, as numpy's "array is too big", and its OutOfMemoryError also a MemoryError,
 // as numpy's "Unable to allocate"; an argument pybind11 cannot convert is a TypeError (pybind11's
 // default would be RuntimeError); std::bad_alloc is a MemoryError, as pybind11 does by default.
-// Never a crash of the interpreter.
+// A computation stopped by Ctrl-C (lazygrad::InterruptedError: lazygrad holds SIGINT while it runs
+// kernels, so Python's own handler does not see it) is a KeyboardInterrupt, as Ctrl-C is anywhere
+// else in Python. Never a crash of the interpreter.
 #include "bindings.h"
 #include "lazygrad/error.h"
 
@@ -20,6 +22,8 @@ void bind_errors(py::module_& m) {
       if (p) std::rethrow_exception(p);
     } catch (const py::cast_error& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const InterruptedError& e) {
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
     }
   });
 }

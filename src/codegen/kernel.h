@@ -20,9 +20,12 @@ struct VarBound {
 
 // The kernel's error word: bits 0-2 are integer division by zero and scratch allocation (see
 // engine/realize.cpp); from kFirstIndexErrorBit on, one bit per CHECK_INDEX of the kernel, the last
-// one shared by any beyond (bit 31 stays clear: the word is an int).
+// one shared by any beyond; kInterruptedBit when it stopped early at Ctrl-C (runtime/interrupt.h).
+// Bit 31 stays clear: the word is an int.
 inline constexpr int kFirstIndexErrorBit = 3;
-inline constexpr size_t kIndexErrorSlots = 28;
+inline constexpr size_t kIndexErrorSlots = 27;
+inline constexpr int kInterruptedBit = 30;
+static_assert(kFirstIndexErrorBit + kIndexErrorSlots <= kInterruptedBit);
 
 struct Kernel {
   std::string name;       // e.g. r_64_33: reduce, then the loop sizes
@@ -36,7 +39,8 @@ struct Kernel {
   std::vector<std::shared_ptr<VariableState>> vars;  // DEFINE_VAR i -> the value it reads at launch
   std::vector<VarBound> var_bounds;
   std::vector<std::string> index_errors;  // error bit kFirstIndexErrorBit + i: the message of check i
-  std::string opts;  // the optimizations applied, for DEBUG=2
+  bool in_place = false;                  // it writes into a buffer that was there before (an assign)
+  std::string opts;                       // the optimizations applied, for DEBUG=2
   // Reductions this kernel would compute more than once per output element, at different indices
   // (a matrix product read by both the max and the comparison of a fused argmax): the scheduler
   // gives them a kernel of their own, so their value is computed once and is one value.

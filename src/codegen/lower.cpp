@@ -15,6 +15,7 @@
 #include "ir/walk.h"
 #include "lazygrad/error.h"
 #include "runtime/buffer.h"
+#include "shape/size.h"
 #include "shape/view.h"
 
 namespace lazygrad {
@@ -181,16 +182,24 @@ class Lowerer {
         for (int64_t a : r.axes)
           if (u->src[0]->shape[a] == 0) return reduce_identity(r.op, u->dtype);
         std::vector<UOpPtr> src_idx = idx, ranges;
+        int64_t trips = 1;
         for (int64_t a : r.axes) {
           src_idx[a] = new_range(u->src[0]->shape[a]);
           ranges.push_back(src_idx[a]);
-          reduce_work_ *= u->src[0]->shape[a];
+          trips = saturating_mul(trips, u->src[0]->shape[a]);
         }
+        // The work per output item: a reduction inside another runs its trips for each of the outer
+        // one's, so nested ones multiply; reductions side by side add.
+        const int64_t outer_trips = enclosing_trips_;
+        enclosing_trips_ = saturating_mul(outer_trips, trips);
+        const int64_t work = enclosing_trips_;
+        reduce_work_ = saturating_add(reduce_work_, work);
         std::vector<UOpPtr> src{lower(u->src[0], src_idx)};
+        enclosing_trips_ = outer_trips;
         src.insert(src.end(), ranges.begin(), ranges.end());
         UOpPtr sum = make_uop(Ops::REDUCE, u->dtype, src, ReduceArg{r.op, {}});
         if (UOpPtr folded = one_hot_sum().rewrite_once(sum)) {
-          reduce_work_ /= std::max<int64_t>(u->src[0]->shape[r.axes[0]], 1);
+          reduce_work_ = std::max<int64_t>(reduce_work_ - work, 0);  // one guarded load, no loop
           return folded;
         }
         return sum;
@@ -219,15 +228,16 @@ class Lowerer {
   std::vector<const UOp*> vars_;
   std::vector<UOpPtr> recomputed_;
   std::vector<std::string> index_errors_;
-  int64_t reduce_work_ = 1;
+  int64_t reduce_work_ = 0;  // loop trips per output item over every reduction (an estimate)
 
  private:
   const RealizedMap& realized_;
   const UOp* root_;
   std::map<std::pair<const UOp*, std::vector<UOpPtr>>, UOpPtr> memo_;
-  std::unordered_map<const UOp*, int> lowered_at_;  // REDUCE_AXIS -> how many indices it was lowered at
+  std::unordered_map<const UOp*, int> lowered_at_;      // REDUCE_AXIS -> how many indices it was lowered at
   std::unordered_map<const UOp*, size_t> check_sites_;  // tensor-level CHECK_INDEX -> its order
   int next_range_ = 0;
+  int64_t enclosing_trips_ = 1;  // the trips of the reductions being lowered, multiplied
 };
 
 // Kernel names are C identifiers and part of the cache's file names: at most kMaxNameBytes, the rest
@@ -317,7 +327,8 @@ Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, cons
   k.name = kernel_name(k.sink, shape);
   k.out_shape = shape;
   k.global_size = n;
-  k.work_per_item = L.reduce_work_;
+  k.work_per_item = std::max<int64_t>(L.reduce_work_, 1);
+  k.in_place = root->op == Ops::ASSIGN;
   k.buffers = L.buffers_;
   k.written = L.written_;
   k.reads = L.reads_;

@@ -12,6 +12,7 @@
 
 #include "lazygrad/error.h"
 #include "runtime/buffer.h"
+#include "shape/size.h"
 #include "shape/view.h"
 
 namespace lazygrad {
@@ -256,7 +257,7 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
   Kernel out = k;
   out.sink = sink;
   out.global_size = global;
-  out.work_per_item = k.global_size * k.work_per_item / std::max<int64_t>(global, 1);
+  out.work_per_item = saturating_mul(k.global_size, k.work_per_item) / std::max<int64_t>(global, 1);
   out.opts = opts_str(opts);
   return out;
 }

@@ -14,6 +14,7 @@
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
+#include "runtime/interrupt.h"
 
 namespace lazygrad {
 
@@ -49,7 +50,9 @@ double time_kernel(const Compiled& c, const std::vector<std::shared_ptr<Buffer>>
   double best = 1e30;
   for (int rep = 0; rep < 3; rep++) {
     auto t0 = std::chrono::steady_clock::now();
-    c.program->launch(ptrs, vars, c.global_size, c.work_per_item);  // error flags do not matter here
+    // Error flags do not matter here; an interrupted run is no timing, and beam_opts throws after it.
+    c.program->launch(ptrs, vars, c.global_size, c.work_per_item, interrupt_flag());
+    if (interrupted()) break;
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (best > 1.0) break;  // a slow candidate: once is enough to rank it
   }
@@ -154,6 +157,7 @@ std::vector<Opt> beam_opts(const Kernel& k, int width) {
     std::vector<Timed> out;
     for (size_t i = 0; i < cands.size(); i++)
       if (compiled[i]->error.empty()) out.push_back({cands[i], time_kernel(*compiled[i], bufs, vars)});
+    throw_if_interrupted("during the BEAM search for kernel " + k.name);  // nothing cached
     std::sort(out.begin(), out.end(), [](const Timed& a, const Timed& b) { return a.t < b.t; });
     return out;
   };

@@ -74,7 +74,10 @@ void Jit::reset() {
 
 std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
   State& s = *state_;
-  s.calls++;
+  // This call's number. The first two count once they are done: one that fails on the way (bad
+  // input, an error in fn, Ctrl-C) leaves the Jit as it was, so the next call runs or captures
+  // again instead of replaying a capture that never was. A replay counts from its start.
+  const int call = s.calls + 1;
   std::vector<Tensor> ins;
   std::vector<std::shared_ptr<Buffer>> bufs;
   for (size_t i = 0; i < inputs.size(); i++) {
@@ -86,11 +89,15 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
     bufs.push_back(b);
   }
   // Writes pending from before the step are not the step's: they run now, outside any capture.
-  if (s.calls <= 2)
+  if (call <= 2)
     if (auto pending = pending_assigns(); !pending.empty()) realize(pending);
-  if (s.calls == 1) return run_eagerly(s.fn, ins);
+  if (call == 1) {
+    std::vector<Tensor> out = run_eagerly(s.fn, ins);
+    s.calls = call;
+    return out;
+  }
 
-  if (s.calls == 2) {
+  if (call == 2) {
     // Capture: the same run, with every launch recorded.
     int64_t cow_before = copy_on_write_count();
     RngState& rng = rng_state();
@@ -99,7 +106,7 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
     set_capture(&s.capture);
     try {
       out = run_eagerly(s.fn, ins);
-    } catch (...) {
+    } catch (...) {  // an error or Ctrl-C: nothing captured, and the next call captures again
       set_capture(nullptr);
       s.capture = Capture();
       throw;
@@ -121,10 +128,12 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
     for (const auto& item : s.capture.items)
       for (const auto& v : item.vars)
         if (v->kind == VariableKind::RngCounter) s.rng_counters.emplace_back(v, v->bits.load());
+    s.calls = call;
     return out;
   }
 
   // Replay.
+  s.calls = call;
   require(ins.size() == s.input_types.size(), "Jit: captured with " + std::to_string(s.input_types.size()) +
                                                   " inputs, called with " + std::to_string(ins.size()));
   for (size_t i = 0; i < ins.size(); i++) {
@@ -147,18 +156,20 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
   for (const auto& hook : s.capture.replay_hooks) hook();
   // Every Variable position first: a bad one must stop the step before any kernel writes.
   for (const ExecItem& item : s.capture.items) check_var_bounds(item.name, item.vars, item.var_bounds);
+  KernelRun run;
   for (const ExecItem& item : s.capture.items) {
     bool swapped = false;
     for (const auto& b : item.buffers) swapped |= swap.count(b.get()) > 0;
     if (!swapped) {
-      run_item(item);
+      run.run(item);
       continue;
     }
     ExecItem with_inputs = item;
     for (auto& b : with_inputs.buffers)
       if (auto it = swap.find(b.get()); it != swap.end()) b = it->second;
-    run_item(with_inputs);
+    run.run(with_inputs);
   }
+  run.finish();
   std::vector<Tensor> out;
   for (const auto& u : s.outputs) out.push_back(Tensor::from_uop(u));
   return out;

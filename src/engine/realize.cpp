@@ -119,6 +119,7 @@ void compile_programs(std::span<const std::shared_ptr<Compiled>> items, bool kee
   for (size_t w = 1; w < n_workers; w++) workers.emplace_back(worker);
   if (!items.empty()) worker();
   for (auto& w : workers) w.join();
+  if (!items.empty()) throw_if_interrupted("while compiling kernels");  // a compiler Ctrl-C stopped failed
   if (keep_going) return;
   for (const auto& c : items)
     if (!c->error.empty()) throw Error(c->error);
@@ -146,7 +147,9 @@ void check_var_bounds(const std::string& name, const std::vector<std::shared_ptr
                   "] its narrow or narrow_assign allows");
 }
 
-double run_item(const ExecItem& item) {
+double KernelRun::run(const ExecItem& item) {
+  if (!committed_) throw_if_interrupted("before kernel " + item.name);
+  committed_ |= item.in_place;
   std::vector<void*> ptrs;
   int64_t bytes = 0;
   for (const auto& b : item.buffers) {
@@ -161,7 +164,8 @@ double run_item(const ExecItem& item) {
   std::vector<int64_t> vars;            // read now: a Variable set after the graph was built still counts
   for (const auto& v : item.vars) vars.push_back(v->bits.load());
   auto t0 = std::chrono::steady_clock::now();
-  int err = item.program->launch(ptrs, vars, item.global_size, item.work_per_item);
+  int err = item.program->launch(ptrs, vars, item.global_size, item.work_per_item,
+                                 committed_ ? no_stop() : interrupt_flag());
   for (size_t i = 0; i < item.written.size(); i++)
     if (item.written[i]) item.buffers[i]->version++;
   double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -179,7 +183,9 @@ double run_item(const ExecItem& item) {
     debug_log(2, line);
   }
   // The kernel's error flag: bit 0 from an integer //, bit 1 from an integer %, bit 2 when the
-  // scratch for its staged loads could not be allocated, and from bit 3 on its index checks.
+  // scratch for its staged loads could not be allocated, from bit 3 on its index checks, and
+  // kInterruptedBit when it stopped at Ctrl-C (what it wrote is incomplete, and nothing reads it).
+  if (err & (1 << kInterruptedBit)) throw_interrupted("in kernel " + item.name);
   if (err & 4) throw Error("kernel " + item.name + ": out of memory for its scratch (staged loads)");
   for (size_t i = 0; i < item.index_errors.size(); i++)
     if (err & (1 << (kFirstIndexErrorBit + i)))
@@ -190,25 +196,39 @@ double run_item(const ExecItem& item) {
   return dt;
 }
 
+void KernelRun::finish() {
+  throw_if_interrupted(committed_ ? "after the in-place writes it had begun were done"
+                                  : "after its last kernel");
+}
+
 std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::vector<UOpPtr>& passive) {
   auto t_start = std::chrono::steady_clock::now();
   int64_t compiles_before = GlobalCounters::compile_count;
   double compile_s_before = GlobalCounters::compile_s;
+  KernelRun run;  // Ctrl-C stops it from here on
   Schedule sched = create_schedule(targets, passive);
   // Every Variable position first: a bad one must stop the step before any kernel writes.
   for (const Kernel& k : sched.kernels) check_var_bounds(k.name, k.vars, k.var_bounds);
+  throw_if_interrupted("before its kernels were compiled");
   auto compiled = compile_all(sched.kernels);
   double run_s = 0;
   int launched = 0;
   for (size_t i = 0; i < sched.kernels.size(); i++) {
     Kernel k = std::move(sched.kernels[i]);  // released after this step: intermediates free early
     const Compiled& c = *compiled[i];
-    ExecItem item{
-        c.name,          c.program,     std::move(k.buffers),    std::move(k.written),
-        std::move(k.vars), c.global_size, c.work_per_item,       c.flops_per_item,
-        std::move(k.var_bounds), std::move(k.index_errors)};
+    ExecItem item{c.name,
+                  c.program,
+                  std::move(k.buffers),
+                  std::move(k.written),
+                  std::move(k.vars),
+                  c.global_size,
+                  c.work_per_item,
+                  c.flops_per_item,
+                  std::move(k.var_bounds),
+                  std::move(k.index_errors),
+                  k.in_place};
     if (item.global_size > 0) launched++;
-    run_s += run_item(item);
+    run_s += run.run(item);
     if (capture_slot()) capture_slot()->items.push_back(std::move(item));
   }
   if (debug_at(1)) {
@@ -222,6 +242,7 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::
     debug_log(1, line);
   }
   remember_realized(sched.computed);
+  run.finish();
   std::vector<UOpPtr> out;
   for (const auto& t : targets) {
     auto it = sched.becomes.find(t.get());

@@ -9,6 +9,7 @@
 #include "codegen/kernel.h"
 #include "codegen/optimize.h"
 #include "ir/uop.h"
+#include "runtime/interrupt.h"
 
 namespace lazygrad {
 
@@ -42,8 +43,9 @@ struct ExecItem {
   std::vector<bool> written;                         // buffers[i] is stored to (its version moves on)
   std::vector<std::shared_ptr<VariableState>> vars;  // read at each launch
   int64_t global_size = 0, work_per_item = 1, flops_per_item = 0;
-  std::vector<VarBound> var_bounds;  // checked at each launch
+  std::vector<VarBound> var_bounds;       // checked at each launch
   std::vector<std::string> index_errors;  // the kernel's index checks, by error bit (Kernel::index_errors)
+  bool in_place = false;                  // it writes into a buffer that was there before (an assign)
 };
 
 // Throws lazygrad::Error if a Variable that positions a read or a write (narrow, narrow_assign) is
@@ -51,9 +53,21 @@ struct ExecItem {
 void check_var_bounds(const std::string& name, const std::vector<std::shared_ptr<VariableState>>& vars,
                       const std::vector<VarBound>& bounds);
 
-// Launches one item (counters, DEBUG=2, kernel errors as lazygrad::Error); returns its seconds. The
-// callers check the Variable positions of all their items first (check_var_bounds).
-double run_item(const ExecItem& item);
+// One run of kernels (a schedule, a Jit replay) that Ctrl-C may stop (runtime/interrupt.h): before
+// a kernel, or inside a long one, until a kernel that writes in place has run. From then on the run
+// goes to its end, so that no step is left half applied and no lazy tensor reads a buffer already
+// overwritten, and the interrupt is raised by finish(). The callers check the Variable positions of
+// all their items first (check_var_bounds).
+class KernelRun {
+ public:
+  // Launches one item (counters, DEBUG=2, kernel errors as lazygrad::Error); returns its seconds.
+  double run(const ExecItem& item);
+  void finish();  // after the last item
+
+ private:
+  InterruptScope scope_;
+  bool committed_ = false;  // an in-place kernel has run
+};
 
 // For the compiler fuzzer and tests: while set, chooses the opts of every kernel compiled (instead
 // of NOOPT, BEAM or the defaults). `key` tells the kernels compiled under one chooser from those of

@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "runtime/buffer.h"
+#include "shape/size.h"
 
 namespace lazygrad {
 
@@ -188,8 +189,13 @@ class CRenderer {
   CRenderer(const Kernel& k, const LinearKernel& lin) : k_(k), lin_(lin) {}
 
   std::string render() {
+    const std::unordered_map<size_t, int64_t> polls = poll_masks();
     std::ostringstream body;
-    for (const Inst& in : lin_.insts) body << line(in);
+    for (size_t i = 0; i < lin_.insts.size(); i++) {
+      const Inst& in = lin_.insts[i];
+      body << line(in);
+      if (auto p = polls.find(i); p != polls.end()) body << poll(name(in.u), p->second, indent(in.depth + 1));
+    }
     std::ostringstream kernel;
     kernel << "\nstatic int " << k_.name << "(";
     for (size_t i = 0; i < k_.buffers.size(); i++) {
@@ -198,7 +204,7 @@ class CRenderer {
     }
     for (size_t i = 0; i < k_.vars.size(); i++)
       kernel << "const " << compute_type(var_dtype(i)) << " var" << i << ", ";
-    kernel << "int64_t gstart, int64_t gend) {\n  int err = 0;\n";
+    kernel << "int64_t gstart, int64_t gend, const volatile int* lg_stop) {\n  int err = 0;\n";
     // Scratch for staged loads, per call (each thread calls with its own range); error bit 2 when
     // it cannot be had.
     std::string frees, missing;
@@ -215,11 +221,14 @@ class CRenderer {
       for (int64_t l = 0; l < lanes(); l++) kernel << (l ? ", " : "") << l;
       kernel << "};\n";
     }
-    kernel << "  for (int64_t g = gstart; g < gend; g++) {\n"
-           << body.str() << "  }\n"
-           << (frees.empty() ? "" : "  " + frees + "\n") << "  return err;\n}\n\n";
+    kernel << "  for (int64_t g = gstart; g < gend; g++) {\n";
+    if (auto p = polls.find(kGlobalLoop); p != polls.end()) kernel << poll("g", p->second, indent(0));
+    kernel << body.str() << "  }\n"
+           << (polls.empty() ? "" : "lg_interrupted:;\n") << (frees.empty() ? "" : "  " + frees + "\n")
+           << "  return err;\n}\n\n";
     kernel << "int " << k_.name
-           << "_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend) {\n"
+           << "_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend, "
+              "const volatile int* lg_stop) {\n"
            << "  return " << k_.name << "(";
     for (size_t i = 0; i < k_.buffers.size(); i++)
       kernel << "(" << storage_type(k_.buffers[i]->dtype) << "*)bufs[" << i << "], ";
@@ -229,7 +238,7 @@ class CRenderer {
       kernel << "(" << compute_type(var_dtype(i)) << ")"
              << (is_float(var_dtype(i)) ? "lg_bits_f64(" + v + ")" : v) << ", ";
     }
-    kernel << "gstart, gend);\n}\n";
+    kernel << "gstart, gend, lg_stop);\n}\n";
     std::string k = kernel.str();
     std::ostringstream os;
     os << "#include <math.h>\n#include <stdint.h>\n";
@@ -253,6 +262,60 @@ class CRenderer {
   }
 
  private:
+  static constexpr size_t kGlobalLoop = SIZE_MAX;  // poll_masks' key for the loop over g
+  static constexpr int64_t kPollWork = 1 << 20;    // steps of work between two reads of the flag
+
+  // Where the kernel reads the interrupt flag (runtime/interrupt.h): in the outermost loops one trip
+  // of which is at most kPollWork steps (one step: one instruction of the linear IR), every 2^k trips
+  // so that about kPollWork steps pass between reads, and in no loop deeper. The index of each such
+  // loop's Open (kGlobalLoop for the loop over g) -> 2^k - 1. A kernel that writes into a buffer in
+  // place (an assign: a parameter's update) never stops half done: it has no polls.
+  std::unordered_map<size_t, int64_t> poll_masks() const {
+    std::unordered_map<size_t, int64_t> masks;
+    if (k_.in_place) return masks;
+    struct Loop {
+      size_t open;
+      int64_t trips, body = 0;  // body: steps of one trip
+      std::vector<size_t> inner;
+    };
+    std::vector<Loop> loops{{kGlobalLoop, 1, 0, {}}};
+    std::vector<size_t> open{0};
+    for (size_t i = 0; i < lin_.insts.size(); i++) {
+      const Inst& in = lin_.insts[i];
+      if (in.step == Step::Open) {
+        loops[open.back()].inner.push_back(loops.size());
+        open.push_back(loops.size());
+        loops.push_back({i, in.u->src[0]->const_int(), 0, {}});
+      } else if (in.step == Step::Close) {
+        const Loop& l = loops[open.back()];
+        open.pop_back();
+        Loop& outer = loops[open.back()];
+        outer.body = saturating_add(outer.body, saturating_mul(l.trips, std::max<int64_t>(l.body, 1)));
+      } else {
+        loops[open.back()].body = saturating_add(loops[open.back()].body, 1);
+      }
+    }
+    for (std::vector<size_t> todo{0}; !todo.empty();) {
+      const Loop& l = loops[todo.back()];
+      todo.pop_back();
+      if (l.body > kPollWork && !l.inner.empty()) {
+        todo.insert(todo.end(), l.inner.begin(), l.inner.end());
+        continue;
+      }
+      int64_t every = 1;
+      while (every * 2 * std::max<int64_t>(l.body, 1) <= kPollWork) every *= 2;
+      masks[l.open] = every - 1;
+    }
+    return masks;
+  }
+
+  // The read of the flag at the top of a trip of loop r: bit 30 of the error word, then out.
+  static std::string poll(const std::string& r, int64_t mask, const std::string& ind) {
+    std::string when = mask == 0 ? "*lg_stop" : "(" + r + " & " + std::to_string(mask) + ") == 0 && *lg_stop";
+    return ind + "if (" + when + ") {\n" + ind + "  err |= " + std::to_string(1 << kInterruptedBit) + ";\n" +
+           ind + "  goto lg_interrupted;\n" + ind + "}\n";
+  }
+
   // The dtype of scalar argument i, from its DEFINE_VAR in the kernel.
   DType var_dtype(size_t i) {
     if (var_dtypes_.empty()) {

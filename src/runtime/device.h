@@ -12,13 +12,21 @@
 namespace lazygrad {
 
 // A compiled kernel. launch() runs global indices [0, global_size) with the given buffers and
-// scalar arguments, and returns the kernel's error flags (1: integer // by zero, 2: integer % by zero).
+// scalar arguments, and returns the kernel's error word (codegen/kernel.h). A long kernel reads
+// *stop in its loops and returns early, with kInterruptedBit set, once it is non-zero
+// (runtime/interrupt.h); pass no_stop() for a launch that must run to its end.
 class Program {
  public:
   virtual ~Program() = default;
   virtual int launch(std::span<void* const> buffers, std::span<const int64_t> vars, int64_t global_size,
-                     int64_t work_per_item) const = 0;
+                     int64_t work_per_item, const volatile int* stop) const = 0;
 };
+
+// A flag that is never set.
+inline const volatile int* no_stop() {
+  static const volatile int never = 0;
+  return &never;
+}
 
 class Device {
  public:

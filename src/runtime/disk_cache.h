@@ -1,5 +1,11 @@
 // The on-disk kernel cache: files named by a content hash, written atomically (temp file + rename)
 // so concurrent processes are safe, and verified on load so a corrupt entry is rebuilt.
+//
+// Whatever is found in the folder is not trusted: an entry that is a symlink, a FIFO, a device or a
+// directory reads as missing and is replaced, never followed or waited on. A folder deleted while
+// the process runs is made again; one that cannot be made or written (read-only, on a full or
+// read-only disk) gives way to a private temporary folder for the rest of the process, with one
+// warning naming both folders and why.
 #pragma once
 
 #include <cstdint>
@@ -11,9 +17,17 @@ namespace lazygrad {
 uint64_t fnv1a(const std::string& data, uint64_t seed = 0xcbf29ce484222325ULL);
 std::string hex64(uint64_t v);
 
-std::string cache_dir();  // created if missing
+// The folder entries go in: settings().cache_dir, made (again) if missing, or the fallback above.
+std::string cache_dir();
+// The bytes of the regular file at path; nullopt when there is none, or when the path is anything
+// else (opened with O_NOFOLLOW and O_NONBLOCK, then checked with fstat).
 std::optional<std::string> read_file(const std::string& path);
-// Write data to path through a unique temp file and rename: readers see all of it or none.
+// Writes data to path through a unique temp file and a rename: readers see all of it or none. A
+// directory in path's place is removed first. Throws Error naming the file and the system's reason.
 void write_file_atomic(const std::string& path, const std::string& data);
+// Renames from over to, removing a directory in to's place first. Throws Error with the reason.
+void replace_file(const std::string& from, const std::string& to);
+// Appends line to the log at path (created if missing), unless path is not a regular file.
+void append_line(const std::string& path, const std::string& line);
 
 }  // namespace lazygrad

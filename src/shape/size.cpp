@@ -52,4 +52,14 @@ int64_t checked_size_sum(int64_t a, int64_t b, std::string_view op) {
   return sum;
 }
 
+int64_t saturating_mul(int64_t a, int64_t b) {
+  int64_t p;
+  return __builtin_mul_overflow(a, b, &p) ? INT64_MAX : p;
+}
+
+int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t s;
+  return __builtin_add_overflow(a, b, &s) ? INT64_MAX : s;
+}
+
 }  // namespace lazygrad

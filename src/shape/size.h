@@ -21,4 +21,9 @@ int64_t checked_nbytes(const std::vector<int64_t>& shape, DType dtype, std::stri
 // a + b for a size made of two (pad's borders, cat's pieces), which must fit in int64.
 int64_t checked_size_sum(int64_t a, int64_t b, std::string_view op);
 
+// a * b and a + b for non-negative estimates (a kernel's work, for its thread count), held at
+// INT64_MAX instead of wrapping: an estimate past it says "a lot", which is all its readers ask.
+int64_t saturating_mul(int64_t a, int64_t b);
+int64_t saturating_add(int64_t a, int64_t b);
+
 }  // namespace lazygrad

@@ -180,3 +180,25 @@ def test_shrink_refuses_out_of_range_bounds():
     assert t.shrink((None, (1, 3))).shape == (2, 2)
     # Python slicing keeps clamping, as Python's lists and torch do: torch.ones(2, 3)[0:10] is 2x3.
     assert t[0:10].shape == (2, 3)
+
+
+# ---- Ctrl-C (issue 13): lazygrad holds SIGINT while it computes, so Python's handler would not see
+# it until the computation ended (hours, for the sum below). A long kernel reads lazygrad's flag in
+# its loops and stops; the computation raises KeyboardInterrupt, and Python's handler is back after.
+# In a child process: a stray KeyboardInterrupt must not end this pytest session.
+def test_ctrl_c_stops_a_long_computation_with_keyboard_interrupt():
+    code = """
+import os, signal, threading
+from lazygrad import Tensor
+threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    Tensor.ones(1 << 40).sum().item()
+    print("finished")
+except KeyboardInterrupt as e:
+    print("KeyboardInterrupt:", e)
+print(signal.getsignal(signal.SIGINT) is signal.default_int_handler, Tensor.ones(1000).sum().item())
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "KeyboardInterrupt: interrupted (Ctrl-C, SIGINT)" in r.stdout, r.stdout
+    assert "True 1000.0" in r.stdout, r.stdout

@@ -3,10 +3,10 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <atomic>
 #include <mutex>
 #include <unordered_map>
 
@@ -15,13 +15,16 @@
 #include "lazygrad/error.h"
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
+#include "runtime/interrupt.h"
 #include "runtime/thread_pool.h"
+#include "shape/size.h"
 
 namespace lazygrad {
 
 namespace {
 
-using KernelFn = int (*)(void* const*, const int64_t*, int64_t, int64_t);
+// bufs, vars, the range of g to run, and the interrupt flag the kernel reads in its long loops.
+using KernelFn = int (*)(void* const*, const int64_t*, int64_t, int64_t, const volatile int*);
 
 // Kernels too small to pay for waking the workers run on the calling thread.
 constexpr int64_t kMinParallelWork = 1 << 15;
@@ -50,19 +53,19 @@ class CpuProgram : public Program {
  public:
   CpuProgram(KernelFn fn, ThreadPool* (*pool)()) : fn_(fn), pool_(pool) {}
   int launch(std::span<void* const> buffers, std::span<const int64_t> vars, int64_t global_size,
-             int64_t work_per_item) const override {
+             int64_t work_per_item, const volatile int* stop) const override {
     const Settings& s = settings();
     int chunks = 1;
-    if (global_size * std::max<int64_t>(work_per_item, 1) >= kMinParallelWork)
+    if (saturating_mul(global_size, std::max<int64_t>(work_per_item, 1)) >= kMinParallelWork)
       chunks = static_cast<int>(std::min<int64_t>(s.threads, global_size));
     if (chunks <= 1) {
       DenormalGuard guard(s.flush_denormals);  // set for the kernel only, the caller's mode restored after
-      return fn_(buffers.data(), vars.data(), 0, global_size);
+      return fn_(buffers.data(), vars.data(), 0, global_size, stop);
     }
     std::vector<int> errs(chunks, 0);
     pool_()->run(chunks, [&](int c) {
       int64_t begin = global_size * c / chunks, end = global_size * (c + 1) / chunks;
-      errs[c] = fn_(buffers.data(), vars.data(), begin, end);
+      errs[c] = fn_(buffers.data(), vars.data(), begin, end, stop);
     });
     int err = 0;
     for (int e : errs) err |= e;
@@ -95,8 +98,9 @@ class CpuDevice : public Device {
     std::string v = run_command(quote(settings().cc) + " --version", status);
     std::string first = v.substr(0, v.find('\n'));
     bool ok = status == 0;
-    return {"CPU", (ok ? first : "compiler '" + settings().cc + "' not found") + ", " +
-                       std::to_string(settings().threads) + " threads",
+    return {"CPU",
+            (ok ? first : "compiler '" + settings().cc + "' not found") + ", " +
+                std::to_string(settings().threads) + " threads",
             ok};
   }
 
@@ -114,7 +118,15 @@ class CpuDevice : public Device {
       std::lock_guard<std::mutex> lock(counters_mu_);  // compiles run on several threads
       GlobalCounters::cache_hits++;
     } else {
-      build(base, source);
+      try {
+        build(base, source);
+      } catch (const Error&) {
+        // The folder deleted while the compiler wrote into it: once more, in the folder made again.
+        std::error_code ec;
+        if (interrupted() || std::filesystem::is_directory(base.substr(0, base.rfind('/')), ec)) throw;
+        base = cache_dir() + "/" + name + "-" + key;
+        build(base, source);
+      }
       fn = load(base + ".so", name);
       if (!fn) throw Error("compile: built " + base + ".so but could not load " + name + ": " + dlerror());
     }
@@ -162,19 +174,19 @@ class CpuDevice : public Device {
     }
     // One line per compile, shared by every process using this cache: `make test` sums it to
     // report the suite's compile budget.
-    if (FILE* log = std::fopen((cache_dir() + "/compile-log.tsv").c_str(), "a")) {
-      std::fprintf(log, "%s\t%.4f\n", base.substr(base.rfind('/') + 1).c_str(), dt);
-      std::fclose(log);
-    }
+    char entry[64];
+    std::snprintf(entry, sizeof entry, "\t%.4f", dt);
+    append_line(cache_dir() + "/compile-log.tsv", base.substr(base.rfind('/') + 1) + entry);
     std::error_code ec;
     if (status != 0) {
       std::filesystem::remove(tmp + ".so", ec);
+      throw_if_interrupted("compiling kernel " + base.substr(base.rfind('/') + 1));  // Ctrl-C reached cc too
       throw Error("compile: `" + cmd + "` failed:\n" + out + "\n--- source ---\n" + source);
     }
     auto so = read_file(tmp + ".so");
     if (!so) throw Error("compile: compiler wrote no " + tmp + ".so");
     write_file_atomic(base + ".sum", hex64(fnv1a(*so)));
-    std::filesystem::rename(tmp + ".so", base + ".so");
+    replace_file(tmp + ".so", base + ".so");
   }
 
   std::mutex mu_;
