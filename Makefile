@@ -79,13 +79,19 @@ bench:
 	@if [ -d $(BUILD)/python/lazygrad ]; then echo "== bench/python_step.py"; \
 	  PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/python_step.py --build $(BUILD); fi
 
-# ASan + UBSan at -O1 with asserts on, in its own build dir so it never mixes with the Release build.
-# The fixture parity suites (numerics, run by `make test`) are left out to keep CI's time.
-sanitize: deps
-	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DLAZYGRAD_SANITIZE=ON \
-	  -DLAZYGRAD_FIXTURE_SUITES=OFF -DLAZYGRAD_BUILD_BENCH=OFF $(CMAKE_ARGS)
+# ASan + UBSan at -O1 with asserts on, built by clang in its own build dir so it never mixes with the
+# Release build (which g++ builds: both compilers see the code). The fixture parity suites (numerics,
+# run by `make test`) are left out to keep CI's time. The same library makes the libFuzzer targets of
+# the file loaders (tests/fuzz), which then run FUZZ_RUNS inputs each from a fixed seed.
+FUZZ_RUNS ?= 20000
+sanitize:
+	@bash scripts/install-deps.sh clang libclang-rt-14-dev
+	cmake -S . -B $(ASAN) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+	  -DLAZYGRAD_SANITIZE=ON -DLAZYGRAD_BUILD_FUZZERS=ON -DLAZYGRAD_FIXTURE_SUITES=OFF -DLAZYGRAD_BUILD_BENCH=OFF \
+	  $(CMAKE_ARGS)
 	cmake --build $(ASAN) -j $(JOBS)
 	UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(ASAN) --output-on-failure -j 2
+	bash scripts/run-fuzzers.sh $(ASAN) $(FUZZ_RUNS)
 
 format:
 	find $(FORMAT_DIRS) -path tests/fixtures -prune -o -type f \( -name '*.h' -o -name '*.cpp' \) -print \

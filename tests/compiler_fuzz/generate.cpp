@@ -291,8 +291,10 @@ class Gen {
   }
 
   bool movement(int x) {
-    const RefTensor& v = val(x);
-    Shape s = v.shape;
+    // Copies, not a reference into vals_: fresh() below appends to it (a reference read after that
+    // was a use after free, which clang's ASan caught).
+    const Shape s = val(x).shape;
+    const DType dtype = val(x).dtype;
     int64_t rank = static_cast<int64_t>(s.size());
     switch (between(0, 6)) {
       case 0: {  // reshape: the prime factors of the size dealt among 1-4 axes
@@ -329,9 +331,9 @@ class Gen {
           p.ints.push_back(between(0, 2));
           p.ints.push_back(between(0, 2));
         }
-        p.scalar_is_int = !is_float(v.dtype);
+        p.scalar_is_int = !is_float(dtype);
         p.scalar = p.scalar_is_int
-                       ? static_cast<double>(between(v.dtype == kBool ? 0 : -3, v.dtype == kBool ? 1 : 3))
+                       ? static_cast<double>(between(dtype == kBool ? 0 : -3, dtype == kBool ? 1 : 3))
                        : (chance(0.5) ? 0.0 : normal());
         return push(p) >= 0;
       }
@@ -365,7 +367,7 @@ class Gen {
           }
           Shape part = s;
           part[d] = between(0, 4);
-          int y = fresh(part, v.dtype);
+          int y = fresh(part, dtype);
           if (y < 0) return false;
           c.in.push_back(y);
         }
