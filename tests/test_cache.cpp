@@ -16,6 +16,8 @@
 #include <functional>
 #include <string>
 
+#include "runtime/device.h"
+
 using namespace lazygrad;
 namespace fs = std::filesystem;
 extern char** environ;
@@ -220,4 +222,34 @@ TEST(Cache, AFolderThatCannotBeWrittenGivesWayToATemporaryOne) {
     EXPECT_FALSE(fs::exists(tmp)) << tmp;
   }
   fs::remove(file);
+}
+
+// A kernel object no one holds is unloaded: a process that meets kernel after kernel (the compiler
+// fuzzer) ran out of memory mappings after 13,000 objects. It loads again from the disk cache.
+TEST(Cache, AKernelNoOneHoldsIsUnloaded) {
+  auto mapped = [](const std::string& path) {
+    std::ifstream maps("/proc/self/maps");
+    std::string all((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+    return all.find(path) != std::string::npos;
+  };
+  auto so_of = [](const std::string& name) {  // the object compile() loaded for `name`
+    for (const auto& e : fs::directory_iterator(settings().cache_dir))
+      if (e.path().extension() == ".so" && e.path().filename().string().rfind(name + "-", 0) == 0)
+        return e.path().string();
+    return std::string();
+  };
+  const std::string source =
+      "#include <stdint.h>\nint k_unload_test_entry(void* const* b, const int64_t* v, int64_t s, int64_t e, "
+      "const volatile int* stop) { (void)b; (void)v; (void)s; (void)e; (void)stop; return 7; }\n";
+  std::shared_ptr<Program> p = cpu_device().compile("k_unload_test", source);
+  EXPECT_EQ(p->launch({}, {}, 1, 1, no_stop()), 7);
+  const std::string so = so_of("k_unload_test");
+  ASSERT_FALSE(so.empty());
+  EXPECT_TRUE(mapped(so));
+  EXPECT_EQ(cpu_device().compile("k_unload_test", source), p);  // asked again while held: one program
+  p.reset();
+  EXPECT_FALSE(mapped(so));
+  p = cpu_device().compile("k_unload_test", source);
+  EXPECT_EQ(p->launch({}, {}, 1, 1, no_stop()), 7);
+  EXPECT_TRUE(mapped(so));
 }

@@ -208,5 +208,116 @@ TEST(CompilerFuzz, PaddedEmptyAxis) {
 TEST(CompilerFuzz, TrueDivisionOfIntegersByANegativeScalar) {
   Tensor x = Tensor::from_vector<uint8_t>({2, 11}, {2});
   EXPECT_EQ(x.div(int64_t{-2}).to_vector<float>(), (std::vector<float>{-1.0f, -5.5f}));
-  EXPECT_EQ(Tensor::from_vector<int8_t>({-128}, {1}).div(int64_t{300}).to_vector<float>()[0], -128.0f / 300.0f);
+  EXPECT_EQ(Tensor::from_vector<int8_t>({-128}, {1}).div(int64_t{300}).to_vector<float>()[0],
+            -128.0f / 300.0f);
+}
+
+// Seed 6288: a fused argmin of sigmoids compared the minimum, taken on vector lanes with the vector
+// series for exp, with the row's sigmoids recomputed one by one with libm's expf: the two differ by
+// an ulp on some inputs, nothing matched and the index was 2 on an axis of 2. Float32 exp and exp2
+// are one algorithm on lanes and on scalars (renderer/c_renderer.cpp: exp_helper).
+TEST(CompilerFuzz, ExpIsTheSameBitsOnVectorLanesAndAlone) {
+  Tensor v0 = Tensor::from_vector<float>({0.0f,
+                                          -0.0079622808843851089f,
+                                          1.0370323657989502f,
+                                          -1.8449946641921997f,
+                                          0.86157923936843872f,
+                                          -1.0f,
+                                          0.32317769527435303f,
+                                          -1.0f,
+                                          1.0915333032608032f,
+                                          1.7754495143890381f,
+                                          -0.5391547679901123f,
+                                          1.0f,
+                                          1.8606113195419312f,
+                                          60.509979248046875f,
+                                          -1.0f,
+                                          1.2837013006210327f,
+                                          -1.2107115983963013f,
+                                          -1.0112383365631104f,
+                                          187.49822998046875f,
+                                          -1.5413639545440674f,
+                                          -1.1489204168319702f,
+                                          -0.0071923541836440563f,
+                                          1.1947246789932251f,
+                                          39.561447143554688f,
+                                          -54.738838195800781f,
+                                          -147.83023071289062f,
+                                          0.0f,
+                                          1.6534626483917236f,
+                                          -0.65410447120666504f,
+                                          -1.1430487632751465f,
+                                          0.15812160074710846f,
+                                          -0.40405398607254028f,
+                                          -0.60258179903030396f,
+                                          0.0f,
+                                          13.981537818908691f,
+                                          -0.55461835861206055f,
+                                          0.50270760059356689f,
+                                          0.89195674657821655f,
+                                          -1.0f,
+                                          -0.45461079478263855f,
+                                          -0.55585348606109619f,
+                                          -21.01832389831543f,
+                                          0.0f,
+                                          -1.9753104448318481f,
+                                          -0.77758538722991943f,
+                                          -1.0792311429977417f,
+                                          -3.2814488410949707f,
+                                          -1.2540767192840576f,
+                                          0.068676449358463287f,
+                                          -0.14665667712688446f,
+                                          -0.13128820061683655f,
+                                          0.58142781257629395f,
+                                          0.43112316727638245f,
+                                          -0.7638314962387085f,
+                                          -1.804597020149231f,
+                                          1.0f,
+                                          1.0298082828521729f,
+                                          0.0056513654999434948f,
+                                          37.312492370605469f,
+                                          -2.0f,
+                                          float(std::numeric_limits<double>::quiet_NaN()),
+                                          18.75074577331543f,
+                                          1.1654744148254395f,
+                                          -2.0f},
+                                         {2, 2, 16});
+  EXPECT_EQ(v0.sigmoid().argmin(1, true).to_vector<int64_t>(),
+            (std::vector<int64_t>{1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 0, 1,
+                                  0, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 1}));
+  // The same value vectorized and not: a 16-wide kernel and a 15-wide one (no vector width).
+  std::vector<float> xs;
+  for (int i = 0; i < 16 * 15; i++) xs.push_back(-20.0f + 0.173f * static_cast<float>(i));
+  auto wide = Tensor::from_vector(xs, {15, 16}).exp().to_vector<float>();
+  auto odd = Tensor::from_vector(xs, {16, 15}).exp().to_vector<float>();
+  for (size_t i = 0; i < xs.size(); i++) ASSERT_EQ(wide[i], odd[i]) << xs[i];
+}
+
+// Seed 5574: cat summed its zero-padded pieces, so a -0.0 in a piece became +0.0 (-0.0 + 0.0) and
+// its reciprocal +inf. The pieces are now put in place by a where on their padded masks.
+TEST(CompilerFuzz, CatKeepsTheSignOfZero) {
+  Tensor a = Tensor::from_vector<float>({1.0f, -0.0f}, {1, 2}),
+         b = Tensor::from_vector<float>({-0.0f, 2.0f}, {1, 2});
+  EXPECT_EQ(Tensor::cat({a, b}, 1).reciprocal().to_vector<float>(),
+            (std::vector<float>{1.0f, -INFINITY, -INFINITY, 0.5f}));
+  EXPECT_EQ(Tensor::cat({a, Tensor::from_vector<float>({}, {1, 0}), b}, 1).reciprocal().to_vector<float>()[2],
+            -INFINITY);
+  Tensor t = Tensor::from_vector<bool>({true, false}, {2}), f = Tensor::from_vector<bool>({false, true}, {2});
+  EXPECT_EQ(Tensor::cat({t, f}, 0).to_vector<bool>(), (std::vector<bool>{true, false, false, true}));
+}
+
+// Seed 5898 (sampled opts V2:4 G1:0): a reduction over vector lanes of a value that is the same in
+// every lane (a broadcast) had a scalar accumulator, which added the value once a trip instead of
+// once a lane: logsumexp over 4 equal values was x, not x + log 4.
+TEST(CompilerFuzz, ReductionOverLanesOfABroadcastValue) {
+  ForcedOpts opts({{AxisKind::Vector, 2, 4}, {AxisKind::Global, 1, 0}}, 0x5898);
+  Tensor x = Tensor::from_vector<float>({4.3359375f}, {1, 1}).to(kFloat16).realize();
+  auto lse =
+      x.expand({3, 3, 4}).logsumexp(Axes(std::vector<int64_t>{2}), true).to(kFloat32).to_vector<float>();
+  EXPECT_EQ(lse, std::vector<float>(9, 5.72265625f));
+  Tensor y = Tensor::from_vector<float>({1.5f, -2.0f, 3.0f}, {3, 1, 1}).realize();
+  EXPECT_EQ(y.expand({3, 3, 4}).sum(2).to_vector<float>(),
+            (std::vector<float>{6, 6, 6, -8, -8, -8, 12, 12, 12}));
+  EXPECT_EQ(y.expand({3, 3, 4}).prod(2).to_vector<float>()[3], 16.0f);
+  EXPECT_EQ(y.expand({3, 3, 4}).max(2).to_vector<float>()[6], 3.0f);
 }

@@ -68,6 +68,10 @@ class Linearizer {
       if (s && v && s != v) throw Error("linearize: a value runs along two vector axes");
       v = s ? s : v;
     }
+    if (u->op == Ops::REDUCE && std::any_of(u->src.begin() + 1, u->src.end(), [&](const UOpPtr& r) {
+          return r->op == Ops::RANGE && kind_of(r.get()) == AxisKind::Vector;
+        }))
+      out.over_lanes.insert(u.get());
     if (u->op == Ops::REDUCE && v && std::find_if(u->src.begin() + 1, u->src.end(), [&](const UOpPtr& r) {
                                        return r.get() == v;
                                      }) != u->src.end())

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "codegen/kernel.h"
@@ -38,7 +39,13 @@ struct LinearKernel {
   // Nodes whose value is a vector (one value per lane), with the Vector range they run along.
   std::unordered_map<const UOp*, const UOp*> vector_of;
   bool is_vector(const UOp* u) const { return vector_of.count(u) != 0; }
-  bool vector_acc(const UOpPtr& red) const { return is_vector(red->src[0].get()); }  // a vector accumulator
+  // Reductions over a Vector range: each lane is a trip of the reduction, so their accumulator is a
+  // vector even when the operand is one value for every lane (a sum of a broadcast value on four
+  // lanes counted it once a trip instead of four times: the compiler fuzzer's seed 5898).
+  std::unordered_set<const UOp*> over_lanes;
+  bool vector_acc(const UOpPtr& red) const {  // a vector accumulator
+    return is_vector(red->src[0].get()) || over_lanes.count(red.get()) != 0;
+  }
   bool float64 = true;  // the target holds float64 (accumulator_dtype)
   DType acc_dtype(const UOpPtr& red) const { return accumulator_dtype(*red, vector_acc(red), float64); }
   // The accumulator is a variable apart from the reduction's value, which AccFinish makes from it

@@ -145,6 +145,8 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
   }
   std::unordered_map<const Buffer*, std::shared_ptr<Buffer>> swap;
   for (size_t i = 0; i < ins.size(); i++) swap[s.input_buffers[i]] = bufs[i];
+  KernelRun run;  // Ctrl-C stops the replay here, before anything has moved on, or before a kernel
+  throw_if_interrupted("before the Jit replay");
   // Random draws continue from where the generator is now, with the current key.
   RngState& rng = rng_state();
   int64_t shift = static_cast<int64_t>(rng.counter - s.rng_start);
@@ -154,9 +156,11 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
       if (v->kind == VariableKind::RngKey) v->bits = static_cast<int64_t>(rng.key);
   rng.counter += s.rng_used;
   for (const auto& hook : s.capture.replay_hooks) hook();
+  // A step whose hooks moved host state on (an optimizer's step count and bias corrections) goes to
+  // its end once begun, so that state and the parameters it updates stay in step.
+  if (!s.capture.replay_hooks.empty()) run.commit();
   // Every Variable position first: a bad one must stop the step before any kernel writes.
   for (const ExecItem& item : s.capture.items) check_var_bounds(item.name, item.vars, item.var_bounds);
-  KernelRun run;
   for (const ExecItem& item : s.capture.items) {
     bool swapped = false;
     for (const auto& b : item.buffers) swapped |= swap.count(b.get()) > 0;

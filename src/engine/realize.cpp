@@ -27,8 +27,11 @@ namespace {
 
 // Kernels seen in this process, by their lowered graph (equal graphs are one node), whether they
 // were optimized, for BEAM its width and the thread count, as its disk cache is keyed (NOOPT, BEAM
-// and THREADS can change at run time), and the opts chooser's key (0: none).
+// and THREADS can change at run time), and the opts chooser's key (0: none). Past kMaxCompiled it
+// starts afresh: each entry holds a loaded object (a few memory mappings of the 65,530 Linux
+// allows), and one dropped loads again from the disk cache in about a millisecond.
 using CacheKey = std::tuple<const UOp*, bool, int, int, int64_t>;
+constexpr size_t kMaxCompiled = 2048;
 std::map<CacheKey, std::shared_ptr<Compiled>>& compiled_cache() {
   static std::map<CacheKey, std::shared_ptr<Compiled>> cache;
   return cache;
@@ -80,6 +83,7 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
   }
   compile_programs(todo);
   std::lock_guard<std::mutex> lock(cache_mu);
+  if (compiled_cache().size() + fresh.size() > kMaxCompiled) compiled_cache().clear();
   for (auto& [k, c] : fresh) compiled_cache()[{k, noopt, beam, beam_threads, choose.key}] = c;
   return out;
 }
@@ -104,11 +108,14 @@ std::shared_ptr<Compiled> render_kernel(const Kernel& k, std::span<const Opt> op
 void compile_programs(std::span<const std::shared_ptr<Compiled>> items, bool keep_going) {
   // One compiler process per core at a time.
   std::atomic<size_t> next{0};
+  std::atomic<bool> stopped{false};  // a compiler Ctrl-C stopped: an interrupt, not a compile error
   auto worker = [&] {
     for (size_t j; (j = next++) < items.size();) {
       const std::string name = items[j]->name.substr(0, items[j]->name.find(' '));
       try {
         items[j]->program = cpu_device().compile(name, items[j]->source);
+      } catch (const InterruptedError&) {
+        stopped = true;
       } catch (const std::exception& e) {
         items[j]->error = e.what();
       }
@@ -119,7 +126,7 @@ void compile_programs(std::span<const std::shared_ptr<Compiled>> items, bool kee
   for (size_t w = 1; w < n_workers; w++) workers.emplace_back(worker);
   if (!items.empty()) worker();
   for (auto& w : workers) w.join();
-  if (!items.empty()) throw_if_interrupted("while compiling kernels");  // a compiler Ctrl-C stopped failed
+  if (stopped || interrupted()) throw_interrupted("while compiling kernels");
   if (keep_going) return;
   for (const auto& c : items)
     if (!c->error.empty()) throw Error(c->error);
@@ -201,7 +208,8 @@ void KernelRun::finish() {
                                   : "after its last kernel");
 }
 
-std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::vector<UOpPtr>& passive) {
+std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::vector<UOpPtr>& passive,
+                                 const std::function<void(const std::vector<UOpPtr>&)>& then) {
   auto t_start = std::chrono::steady_clock::now();
   int64_t compiles_before = GlobalCounters::compile_count;
   double compile_s_before = GlobalCounters::compile_s;
@@ -242,12 +250,13 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::
     debug_log(1, line);
   }
   remember_realized(sched.computed);
-  run.finish();
   std::vector<UOpPtr> out;
   for (const auto& t : targets) {
     auto it = sched.becomes.find(t.get());
     out.push_back(it == sched.becomes.end() ? t : it->second);
   }
+  if (then) then(out);
+  run.finish();
   return out;
 }
 

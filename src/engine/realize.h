@@ -18,7 +18,11 @@ namespace lazygrad {
 // afterwards (its owner and the vector); the scheduler counts any other holder as a later reader,
 // but for the graphs in `passive` (autograd's graphs kept for a later backward pass): those only
 // record what was read, and learn from the buffers' versions when it was overwritten.
-std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::vector<UOpPtr>& passive = {});
+// `then` runs with the results before an interrupt deferred by in-place writes is raised (KernelRun),
+// so the caller's tensors are pointed at what was computed: a live reader of an overwritten buffer
+// must not keep its lazy graph.
+std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::vector<UOpPtr>& passive = {},
+                                 const std::function<void(const std::vector<UOpPtr>&)>& then = {});
 
 class Program;
 
@@ -62,6 +66,9 @@ class KernelRun {
  public:
   // Launches one item (counters, DEBUG=2, kernel errors as lazygrad::Error); returns its seconds.
   double run(const ExecItem& item);
+  // From now on the run goes to its end: for a run that has moved state on before its first kernel
+  // (a Jit replay's hooks: an optimizer's step count).
+  void commit() { committed_ = true; }
   void finish();  // after the last item
 
  private:

@@ -190,27 +190,35 @@ class CRenderer {
 
   std::string render() {
     const std::unordered_map<size_t, int64_t> polls = poll_every();
-    // Loops opened as two (polled_loop) are closed as two, and what they hold is indented once more.
-    std::unordered_set<const UOp*> strip_mined;
+    // Loops opened as two (polled_loop) are closed as two, and what they hold is indented once more:
+    // one entry per open loop, true for a strip-mined one.
+    std::vector<bool> open_strips;
     auto g_poll = polls.find(kGlobalLoop);
-    const bool g_strip_mined = g_poll != polls.end() && g_poll->second > 1;
+    const bool g_strip_mined = g_poll != polls.end() && strip_mined(0, g_poll->second);
     if (g_strip_mined) strip_indent_ += 2;
     std::ostringstream body;
     for (size_t i = 0; i < lin_.insts.size(); i++) {
       const Inst& in = lin_.insts[i];
-      if (auto p = polls.find(i); p != polls.end()) {
-        body << polled_loop(name(in.u), "0", literal(*in.u->src[0]), in.u->src[0]->const_int(), p->second,
-                            indent(in.depth));
-        if (p->second > 1) {
-          strip_mined.insert(in.u.get());
-          strip_indent_ += 2;
+      if (in.step == Step::Open) {
+        auto p = polls.find(i);
+        const int64_t trips = in.u->src[0]->const_int();
+        open_strips.push_back(p != polls.end() && strip_mined(trips, p->second));
+        if (p == polls.end()) {
+          body << line(in);
+          continue;
         }
+        body << polled_loop(name(in.u), "0", literal(*in.u->src[0]), trips, p->second, indent(in.depth));
+        if (open_strips.back()) strip_indent_ += 2;
         continue;
       }
       body << line(in);
-      if (in.step == Step::Close && strip_mined.count(in.u.get())) {
-        strip_indent_ -= 2;
-        body << indent(in.depth) << "}\n";
+      if (in.step == Step::Close) {
+        const bool strip = open_strips.back();
+        open_strips.pop_back();
+        if (strip) {
+          strip_indent_ -= 2;
+          body << indent(in.depth) << "}\n";
+        }
       }
     }
     std::ostringstream kernel;
@@ -339,15 +347,26 @@ class CRenderer {
                    const std::string& step) {
       return "for (int64_t " + v + " = " + lo + "; " + v + " < " + hi + "; " + v + step + ") {\n";
     };
-    std::string read = ind + "  if (*lg_stop) {\n" + ind +
-                       "    err |= " + std::to_string(1 << kInterruptedBit) + ";\n" + ind +
-                       "    goto lg_interrupted;\n" + ind + "  }\n";
-    if (every == 1) return ind + loop(r, from, to, "++") + read;
-    std::string at = r + "_at", end = r + "_end", n = std::to_string(every);
+    auto read = [](const std::string& at) {
+      return at + "if (*lg_stop) {\n" + at + "  err |= " + std::to_string(1 << kInterruptedBit) + ";\n" + at +
+             "  goto lg_interrupted;\n" + at + "}\n";
+    };
+    if (every == 1) return ind + loop(r, from, to, "++") + read(ind + "  ");
+    if (!strip_mined(trips, every)) return read(ind) + ind + loop(r, from, to, "++");  // short as a whole
+    const std::string at = r + "_at", end = r + "_end", n = std::to_string(every);
     if (trips > 0 && trips % every == 0)
-      return ind + loop(at, from, to, " += " + n) + read + ind + "  " + loop(r, at, at + " + " + n, "++");
-    return ind + loop(at, from, to, " += " + n) + read + ind + "  const int64_t " + end + " = " + to + " - " +
-           at + " < " + n + " ? " + to + " : " + at + " + " + n + ";\n" + ind + "  " + loop(r, at, end, "++");
+      return ind + loop(at, from, to, " += " + n) + read(ind + "  ") + ind + "  " +
+             loop(r, at, at + " + " + n, "++");
+    return ind + loop(at, from, to, " += " + n) + read(ind + "  ") + ind + "  const int64_t " + end + " = " +
+           to + " - " + at + " < " + n + " ? " + to + " : " + at + " + " + n + ";\n" + ind + "  " +
+           loop(r, at, end, "++");
+  }
+
+  // polled_loop cuts a loop of `trips` (0: not known) read every `every` trips into two loops, unless
+  // it reads every trip or the whole loop is as short as the steps between two reads (one read before
+  // it then).
+  static bool strip_mined(int64_t trips, int64_t every) {
+    return every > 1 && !(trips > 0 && every >= trips);
   }
 
   // The dtype of scalar argument i, from its DEFINE_VAR in the kernel.
@@ -405,8 +424,12 @@ class CRenderer {
       }
       case Step::AccUpdate: {
         std::string acc = acc_name(u), v = name(u->src[0]);
-        // A vector bool accumulator holds 0/1 bytes; its operand may be a mask.
-        if (lin_.vector_acc(u) && u->dtype == kBool) v = as_bytes(u->src[0]);
+        // A vector bool accumulator holds 0/1 bytes; its operand may be a mask. An operand that is one
+        // value for every lane goes into each lane (linearize.h: over_lanes).
+        if (lin_.vector_acc(u) && !lin_.is_vector(u->src[0].get()))
+          v = "(" + vtype(u->dtype) + ")" + lanes_of(v);
+        else if (lin_.vector_acc(u) && u->dtype == kBool)
+          v = as_bytes(u->src[0]);
         Ops op = u->as<ReduceArg>().op;
         if (op == Ops::ADD) return ind + acc + " += " + v + ";\n";
         if (op == Ops::MUL) return ind + acc + " *= " + v + ";\n";
@@ -605,26 +628,43 @@ class CRenderer {
   //   [52, 191] for n in [-150, 128]) by shifts alone, the magic's own bits shifting out past bit
   //   31: no float-to-int conversion, no bias to add;
   // - a NaN needs no select of its own: it passes the clamp and the arithmetic leaves it a NaN.
-  std::string vector_exp(bool natural) {
-    std::string v = vtype(kFloat32), m = mask_type(kFloat32), u = vtype(kUInt32), w = std::to_string(lanes());
+  std::string vector_exp(bool natural) { return exp_helper(natural, true); }
+
+  // The helper above for vector lanes, or for one float: the same steps in the same order with the
+  // same constants, so a value is the same bits wherever it is computed (a fused argmin compares a
+  // row's sigmoids, computed on vector lanes for the minimum and one by one for the comparison, with
+  // that minimum: libm's expf differs from the series by an ulp on some inputs, and then nothing
+  // matched and the index ran past its axis; the compiler fuzzer's seed 6288).
+  std::string exp_helper(bool natural, bool vector) {
+    const std::string w = vector ? std::to_string(lanes()) : "1";
     std::string fn = std::string(natural ? "lg_vexp_" : "lg_vexp2_") + w;
     if (has_helper(fn)) return fn;
-    std::string sel = "lg_vsel_" + w, fma = vector_fma();
-    if (!has_helper(sel))
-      helpers_.emplace_back(sel, "static inline " + v + " " + sel + "(" + m + " c, " + v + " a, " + v +
-                                     " b) { return (" + v + ")((c & (" + m + ")a) | (~c & (" + m +
-                                     ")b)); }\n");
+    const std::string v = vector ? vtype(kFloat32) : "float", m = vector ? mask_type(kFloat32) : "",
+                      u = vector ? vtype(kUInt32) : "uint32_t", sel_fn = "lg_vsel_" + w,
+                      fma = vector ? vector_fma() : scalar_fma();
+    if (vector && !has_helper(sel_fn))
+      helpers_.emplace_back(sel_fn, "static inline " + v + " " + sel_fn + "(" + m + " c, " + v + " a, " + v +
+                                        " b) { return (" + v + ")((c & (" + m + ")a) | (~c & (" + m +
+                                        ")b)); }\n");
+    // A constant in every lane (z + c: lg_vfma takes vectors), a select, and bits as float and back.
+    auto k = [&](const std::string& c) { return vector ? "z + " + c : c; };
+    auto sel = [&](const std::string& c, const std::string& a, const std::string& b) {
+      return vector ? sel_fn + "(" + c + ", " + a + ", " + b + ")" : "(" + c + " ? " + a + " : " + b + ")";
+    };
+    auto as_bits = [&](const std::string& x) { return vector ? "(" + u + ")" + x : "lg_fbits(" + x + ")"; };
+    auto as_float = [&](const std::string& x) {
+      return vector ? "(" + v + ")(" + x + ")" : "lg_bitsf(" + x + ")";
+    };
     auto f32 = [](double x) { return literal(*const_uop(kFloat32, x)); };
     std::string lo = natural ? "-104.0f" : "-150.0f", hi = natural ? "89.0f" : "128.0f",
                 magic = f32(12582912.0 + 254);
-    // z + c: the constant c in every lane (lg_vfma takes vectors).
-    std::string body = "static inline " + v + " " + fn + "(" + v + " x) {\n  const " + v + " z = {0};\n  " +
-                       v + " c = " + sel + "(x < " + lo + ", z + " + lo + ", " + sel + "(x > " + hi +
-                       ", z + " + hi + ", x));\n";
+    std::string body = "static inline " + v + " " + fn + "(" + v + " x) {\n" +
+                       (vector ? "  const " + v + " z = {0};\n" : "") + "  " + v +
+                       " c = " + sel("x < " + lo, k(lo), sel("x > " + hi, k(hi), "x")) + ";\n";
     if (natural)
-      body += "  " + v + " m = " + fma + "(c, z + 1.44269504f, z + " + magic + "), n = m - " + magic +
-              ";\n  " + v + " f = " + fma + "(n, z + -0.693359375f, c);\n  f = " + fma +
-              "(n, z + 2.12194440e-4f, f);\n";
+      body += "  " + v + " m = " + fma + "(c, " + k("1.44269504f") + ", " + k(magic) + "), n = m - " + magic +
+              ";\n  " + v + " f = " + fma + "(n, " + k("-0.693359375f") + ", c);\n  f = " + fma + "(n, " +
+              k("2.12194440e-4f") + ", f);\n";
     else
       body += "  " + v + " m = c + " + magic + ", n = m - " + magic + ", f = c - n;\n";
     // Degree 6, Chebyshev interpolants (near minimax: mpmath.chebyfit) of e^f on [-ln2/2, ln2/2] and
@@ -634,12 +674,29 @@ class CRenderer {
     static const double kExp2[7] = {1.0,           0.693147182,  0.240226507,   0.0555032715,
                                     0.00961805694, 0.0013400428, 0.000154614449};
     const double* coef = natural ? kExp : kExp2;
-    body += "  " + v + " p = z + " + f32(coef[6]) + ";\n";
-    for (int k = 5; k >= 0; k--) body += "  p = " + fma + "(p, f, z + " + f32(coef[k]) + ");\n";
-    body += "  " + u + " e = (" + u + ")m, e1 = e >> 1;\n";
-    body += "  return p * (" + v + ")(e1 << 23) * (" + v + ")((e - e1) << 23);\n}\n";
+    body += "  " + v + " p = " + k(f32(coef[6])) + ";\n";
+    for (int j = 5; j >= 0; j--) body += "  p = " + fma + "(p, f, " + k(f32(coef[j])) + ");\n";
+    body += "  " + u + " e = " + as_bits("m") + ", e1 = e >> 1;\n";
+    body += "  return p * " + as_float("e1 << 23") + " * " + as_float("(e - e1) << 23") + ";\n}\n";
     helpers_.emplace_back(fn, body);
     return fn;
+  }
+
+  // a * b + c on one float, rounded as lg_vfma rounds each lane (below).
+  std::string scalar_fma() {
+    if (!has_helper("lg_vfma_1"))
+      helpers_.emplace_back(
+          "lg_vfma_1",
+          "static inline float lg_vfma_1(float a, float b, float c) {\n#if defined(__clang__)\n"
+          "#pragma clang fp contract(fast)\n  return a * b + c;\n#elif defined(FP_FAST_FMAF)\n"
+          "  return __builtin_fmaf(a, b, c);\n#else\n  return a * b + c;\n#endif\n}\n");
+    if (!has_helper("lg_fbits"))
+      helpers_.emplace_back(
+          "lg_fbits",
+          "static inline uint32_t lg_fbits(float x) { uint32_t u; __builtin_memcpy(&u, &x, 4); "
+          "return u; }\nstatic inline float lg_bitsf(uint32_t u) { float x; "
+          "__builtin_memcpy(&x, &u, 4); return x; }\n");
+    return "lg_vfma_1";
   }
 
   // a * b + c on float vectors with one rounding where the target has a fused multiply-add (the
@@ -866,11 +923,13 @@ class CRenderer {
         return v;
       }
       case Ops::EXP2: {
-        // exp(x) reaches us as exp2(x * log2(e)); libm's exp is exact where the product is not.
+        // exp(x) reaches us as exp2(x * log2(e)); e^x from x itself is exact where the product is not.
+        // float32 (and the 16-bit floats, computed in it) take the vector lanes' series, one lane.
         const UOpPtr& m = u->src[0];
-        if (m->op == Ops::MUL && m->src[1]->is_const(std::numbers::log2e))
-          return "exp" + fs + "(" + ref(m->src[0]) + ")";
-        return "exp2" + fs + "(" + s(0) + ")";
+        const bool natural = m->op == Ops::MUL && m->src[1]->is_const(std::numbers::log2e);
+        const std::string arg = natural ? ref(m->src[0]) : s(0);
+        if (f32) return exp_helper(natural, false) + "(" + arg + ")";
+        return (natural ? "exp(" : "exp2(") + arg + ")";
       }
       case Ops::LOG2:
         return "log2" + fs + "(" + s(0) + ")";

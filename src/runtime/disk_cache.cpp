@@ -32,7 +32,7 @@ std::string unique_name(const std::string& path, const char* tag) {
 // Opens path for reading without following a symlink or waiting on a FIFO; -1 unless it is a
 // regular file.
 int open_regular(const std::string& path, int flags, mode_t mode = 0) {
-  int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+  int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
   if (fd < 0) return -1;
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -75,9 +75,10 @@ struct CacheFolder {
   std::mutex mu;
   bool probed = false;
   std::string fallback;  // a private temporary folder, once the configured one failed
+  pid_t made_by = 0;     // removed at exit by the process that made it, not by a forked child
   ~CacheFolder() {
     std::error_code ec;
-    if (!fallback.empty()) fs::remove_all(fallback, ec);
+    if (!fallback.empty() && made_by == getpid()) fs::remove_all(fallback, ec);
   }
 };
 
@@ -121,6 +122,7 @@ std::string cache_dir() {
     throw Error("kernel cache: " + dir + ": " + why + "; no temporary folder could be made either (" +
                 (ec ? ec.message() : reason(errno)) + ")");
   f.fallback = tmpl;
+  f.made_by = getpid();
   std::fprintf(stderr,
                "lazygrad: warning: the kernel cache %s cannot be used (%s); kernels are cached in %s for "
                "this process only (set LAZYGRAD_CACHE to a folder you can write)\n",

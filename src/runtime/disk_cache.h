@@ -3,9 +3,10 @@
 //
 // Whatever is found in the folder is not trusted: an entry that is a symlink, a FIFO, a device or a
 // directory reads as missing and is replaced, never followed or waited on. A folder deleted while
-// the process runs is made again; one that cannot be made or written (read-only, on a full or
-// read-only disk) gives way to a private temporary folder for the rest of the process, with one
-// warning naming both folders and why.
+// the process runs is made again; one that cannot be made or written to when the process first uses
+// it (read-only, on a full or read-only disk) gives way to a private temporary folder for the rest
+// of the process, with one warning naming both folders and why. A write that fails later (the disk
+// filled meanwhile) is an Error naming the file and the reason.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,8 @@
 // flag instead of ending the process: the runtime reads it before each kernel, and every long
 // kernel reads it in its loops (about every 2^20 steps of work, see renderer/c_renderer.cpp) and
 // returns early. The computation then ends with InterruptedError (KeyboardInterrupt in Python). A
-// second Ctrl-C before that goes to the handler that was there before: the default ends the process.
+// second Ctrl-C before that goes to the handler that was there before (the default ends the
+// process), and so does one that came too late to be checked (the last scope delivers it as it ends).
 // Outside a computation SIGINT does what it did before; a SIGINT the process ignores stays ignored.
 #pragma once
 
@@ -13,7 +14,7 @@ namespace lazygrad {
 class InterruptScope {
  public:
   InterruptScope();   // the first live scope (on any thread) installs the handler and clears the flag
-  ~InterruptScope();  // the last one restores the previous handler
+  ~InterruptScope();  // the last one restores the previous handler (and raises a SIGINT left unchecked)
   InterruptScope(const InterruptScope&) = delete;
   InterruptScope& operator=(const InterruptScope&) = delete;
 };

@@ -324,7 +324,9 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t d) {
     dt = promote_types(dt, t.dtype());
     total = checked_size_sum(total, t.shape()[a], "cat");
   }
-  // Each piece padded with zeros to the full size, then summed: one fused kernel, no copies.
+  // Each piece padded to the full size and put where it lies by a where on its padded mask: one fused
+  // kernel, no copies. (Summing the zero-padded pieces lost the sign of a -0.0, since -0.0 + 0.0 is
+  // +0.0: the compiler fuzzer's seed 5574, a reciprocal that gave inf for -inf.)
   Tensor out;
   int64_t offset = 0;
   for (const auto& t : ts) {
@@ -334,7 +336,7 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t d) {
     padding[2 * k + 1] = total - offset - t.shape()[a];
     offset += t.shape()[a];
     Tensor p = t.to(dt).pad(padding);
-    out = out.defined() ? (dt == kBool ? out.logical_or(p) : out + p) : p;
+    out = out.defined() ? lazygrad::where(Tensor::ones(t.shape(), kBool).pad(padding), p, out) : p;
   }
   return out;
 }

@@ -277,11 +277,14 @@ void realize(std::vector<Tensor> tensors) {
   }
   graphs.clear();
   forget_dead_graphs();
-  auto done = realize_uops(targets, kept_graphs());
-  for (size_t i = 0; i < bases.size(); i++) {
-    remember_graph(*bases[i], targets[i], done[i], std::move(versions[i]));
-    bases[i]->uop = done[i];
-  }
+  // Done before an interrupt the run deferred past its in-place writes is raised: a live reader of
+  // a buffer they overwrote must hold what was computed from the old contents, not its graph.
+  realize_uops(targets, kept_graphs(), [&](const std::vector<UOpPtr>& done) {
+    for (size_t i = 0; i < bases.size(); i++) {
+      remember_graph(*bases[i], targets[i], done[i], std::move(versions[i]));
+      bases[i]->uop = done[i];
+    }
+  });
 }
 
 Tensor& Tensor::realize() {
