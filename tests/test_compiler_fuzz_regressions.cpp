@@ -321,3 +321,21 @@ TEST(CompilerFuzz, ReductionOverLanesOfABroadcastValue) {
   EXPECT_EQ(y.expand({3, 3, 4}).prod(2).to_vector<float>()[3], 16.0f);
   EXPECT_EQ(y.expand({3, 3, 4}).max(2).to_vector<float>()[6], 3.0f);
 }
+
+// Seed 10726 (sampled opts U0:4): a strided, padded convolution summed over two axes, its output
+// axis upcast. The upcast folded one store's padded loads to 0, which left its inner reduction
+// depending on no outer loop: hoisted out of them, it took into its loop nest the other stores' inner
+// reductions over the same range, which did depend on the outer loops ("linearize: range used
+// outside its reduction"). A reduction joins a nest only where the loops its value needs are open.
+TEST(CompilerFuzz, HoistedReductionLeavesItsPeersInTheirLoops) {
+  std::vector<float> xs(2 * 4 * 5 * 6);
+  for (size_t i = 0; i < xs.size(); i++) xs[i] = std::sin(0.7f * static_cast<float>(i)) * 3.0f;
+  Tensor x = Tensor::from_vector(xs, {2, 4, 5, 6}).realize();
+  Tensor w = Tensor::from_vector<float>({-1.13f, 0.05f, -0.75f, 0.94f}, {1, 4, 1, 1}).realize();
+  auto program = [&] {
+    return x.conv2d(w, std::nullopt, 2, 1, 1, 1).sum(Axes(std::vector<int64_t>{0, 3}), true);
+  };
+  const std::vector<float> want = program().to_vector<float>();
+  ForcedOpts opts({{AxisKind::Upcast, 0, 4}}, 0x10726);
+  EXPECT_EQ(program().to_vector<float>(), want);
+}

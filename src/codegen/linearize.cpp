@@ -152,13 +152,12 @@ class Linearizer {
   }
 
   // Every reduction over the same ranges as red is emitted with it: one loop nest, one accumulator
-  // each. A member that depends on another member's value waits for a later nest.
+  // each. A member that depends on another member's value waits for a later nest, and so does one
+  // whose value depends on a loop not open here (red was hoisted out of a loop another member runs
+  // in: the compiler fuzzer's seed 10726, an upcast conv whose stores shared an inner reduction's
+  // ranges).
   void emit_reduce_group(const UOpPtr& red, int depth, int64_t trips) {
     std::vector<UOpPtr> key(red->src.begin() + 1, red->src.end());
-    std::vector<UOpPtr> group;
-    for (const auto& r : groups_[key])
-      if (!done_.count(r.get()) && (r == red || (!depends_on(r, red.get()) && !depends_on(red, r.get()))))
-        group.push_back(r);
     std::vector<UOpPtr> loops;
     std::set<const UOp*> own;
     int64_t inner = trips;
@@ -169,6 +168,15 @@ class Linearizer {
         inner *= r->src[0]->const_int();
       }
     }
+    auto loops_open = [&](const UOpPtr& r) {
+      const auto& rs = ranges(r->src[0]);
+      return std::all_of(rs.begin(), rs.end(), [&](const UOp* x) { return own.count(x) || done_.count(x); });
+    };
+    std::vector<UOpPtr> group;
+    for (const auto& r : groups_[key])
+      if (!done_.count(r.get()) &&
+          (r == red || (!depends_on(r, red.get()) && !depends_on(red, r.get()) && loops_open(r))))
+        group.push_back(r);
     // Hoist: everything in the bodies that does not depend on these ranges goes first.
     std::function<void(const UOpPtr&)> hoist = [&](const UOpPtr& u) {
       if (done_.count(u.get())) return;
