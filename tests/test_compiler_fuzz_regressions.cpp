@@ -339,3 +339,85 @@ TEST(CompilerFuzz, HoistedReductionLeavesItsPeersInTheirLoops) {
   ForcedOpts opts({{AxisKind::Upcast, 0, 4}}, 0x10726);
   EXPECT_EQ(program().to_vector<float>(), want);
 }
+
+// Seed 12538: an argmax of x / 0.001 on lanes took its maximum with x * (1/0.001), a multiply by the
+// reciprocal, and compared it with x / 0.001 divided exactly by the scalar code: an ulp apart, so the
+// index went to a later element. On lanes, too, x * (1/y) is x / y (and seed 12448: a sin of such a
+// quotient near 3e10 differed between a vector and a scalar kernel).
+TEST(CompilerFuzz, DivisionByAScalarIsOneRoundingOnLanes) {
+  Tensor v0 = Tensor::from_vector<float>({0.0f,
+                                          -0.09047718346118927f,
+                                          -0.57053864002227783f,
+                                          0.25249278545379639f,
+                                          0.12934787571430206f,
+                                          -0.97281628847122192f,
+                                          43.029953002929688f,
+                                          -0.0055894912220537663f,
+                                          0.874886155128479f,
+                                          0.0071026645600795746f,
+                                          -2.0f,
+                                          -0.95985978841781616f,
+                                          0.15094159543514252f,
+                                          -0.70385164022445679f,
+                                          -1.0f,
+                                          0.34272420406341553f,
+                                          -1.4023016691207886f,
+                                          0.032953426241874695f,
+                                          13.582877159118652f,
+                                          -0.073721133172512054f,
+                                          44.717853546142578f,
+                                          -1.0f,
+                                          0.0f,
+                                          6.4445648193359375f,
+                                          -0.77249997854232788f,
+                                          90.166450500488281f,
+                                          -0.010610168799757957f,
+                                          -0.46528217196464539f,
+                                          -0.011117038317024708f,
+                                          -0.24196086823940277f,
+                                          1.0566092729568481f,
+                                          2.0f,
+                                          5.5220522880554199f,
+                                          -114.85677337646484f,
+                                          -10.73985767364502f,
+                                          3.1002078056335449f,
+                                          0.68909931182861328f,
+                                          -1.4105511903762817f,
+                                          58.4154052734375f,
+                                          -1.2592779397964478f,
+                                          0.22416955232620239f,
+                                          -5.4871940612792969f,
+                                          -1.9210625886917114f,
+                                          -1.0f,
+                                          -1.7291498184204102f,
+                                          -0.50026977062225342f,
+                                          -197.96617126464844f,
+                                          0.66498726606369019f,
+                                          -0.0012389016337692738f,
+                                          -0.4724774956703186f,
+                                          0.71889674663543701f,
+                                          0.0059693679213523865f,
+                                          -0.48041504621505737f,
+                                          -0.38463824987411499f,
+                                          -1.3928173780441284f,
+                                          0.48342940211296082f,
+                                          0.0078997453674674034f,
+                                          -0.074836209416389465f,
+                                          -0.26249954104423523f,
+                                          -0.025131538510322571f,
+                                          -0.75672316551208496f,
+                                          116.21506500244141f,
+                                          -0.014170972630381584f,
+                                          -0.60505110025405884f},
+                                         {8, 8, 1});
+  auto got = v0.div(Scalar(0.001)).argmax(0, false).to_vector<int64_t>();
+  auto want = v0.to(kFloat64).div(Scalar(0.001)).argmax(0, false).to_vector<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(got.begin(), got.begin() + 3), (std::vector<int64_t>{4, 3, 2}));
+  EXPECT_EQ(got, want);
+  std::vector<float> xs;
+  for (int i = 0; i < 64; i++) xs.push_back(1.0f + 0.37f * static_cast<float>(i));
+  auto lanes = Tensor::from_vector(xs, {4, 16}).div(Scalar(0.3)).to_vector<float>();
+  auto alone = Tensor::from_vector(xs, {64, 1}).div(Scalar(0.3)).to_vector<float>();
+  for (size_t i = 0; i < xs.size(); i++) ASSERT_EQ(lanes[i], xs[i] / 0.3f) << i;
+  EXPECT_EQ(lanes, alone);
+}

@@ -566,10 +566,10 @@ class CRenderer {
       case Ops::MUL:
         if (u->src[0]->op == Ops::LOG2) return "";
         if (is_float(u->dtype) && u->src[1]->op == Ops::RECIPROCAL && plain(u->dtype)) {
-          // A scalar reciprocal (1/sum, once per row in a softmax) used by vector lanes: multiply by
-          // it, as PyTorch's CPU softmax does, instead of a vector division per element (a vdivps
-          // per 16 lanes, the softmax output loop's cost). Vector by vector stays a division.
-          if (!vec(u->src[1])) return op(0) + " * " + op(1);
+          // x * (1/y) is x / y on lanes too, a scalar y included: one rounding, as PyTorch's float
+          // division and as the scalar rendering (a multiply by 1/y, once tried here for softmax's
+          // 1/sum, is an ulp off on some lanes, so one value differed between a vector kernel and a
+          // scalar one: the compiler fuzzer's seed 12448, a sin of a quotient near 3e10).
           return scalar_operand(u->src[0]) + " / " + scalar_operand(u->src[1]->src[0]);
         }
         return op(0) + " * " + op(1);
