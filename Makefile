@@ -83,7 +83,7 @@ bench:
 # Release build (which g++ builds: both compilers see the code). The fixture parity suites (numerics,
 # run by `make test`) are left out to keep CI's time. The same library makes the libFuzzer targets of
 # the file loaders (tests/fuzz), which then run FUZZ_RUNS inputs each from a fixed seed.
-FUZZ_RUNS ?= 20000
+FUZZ_RUNS ?= 10000
 sanitize:
 	@bash scripts/install-deps.sh clang libclang-rt-14-dev
 	cmake -S . -B $(ASAN) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \

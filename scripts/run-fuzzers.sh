@@ -6,11 +6,11 @@
 # target's inputs and seconds; a failure keeps its input in BUILD_DIR/fuzz-artifacts and prints the
 # fuzzer's report.
 #
-#   scripts/run-fuzzers.sh BUILD_DIR [RUNS]     (RUNS: inputs per target, default $FUZZ_RUNS or 20000)
+#   scripts/run-fuzzers.sh BUILD_DIR [RUNS]     (RUNS: inputs per target, default $FUZZ_RUNS or 10000)
 set -euo pipefail
 
 build=$(cd "$1" && pwd)
-runs=${2:-${FUZZ_RUNS:-20000}}
+runs=${2:-${FUZZ_RUNS:-10000}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
