@@ -42,6 +42,7 @@ struct TrainConfig {
   std::string out_dir = ".";
   int64_t limit = 0;  // train on the first `limit` images; 0: all of them
   bool jit = true;
+  std::string device;  // where the model and the batches live; "": the default (DEVICE=, else CPU)
 };
 
 constexpr std::string_view kCharLmFirst =
@@ -49,7 +50,7 @@ constexpr std::string_view kCharLmFirst =
 
 TrainConfig parse_config(const Args& args) {
   Options opts = parse_options(
-      args, {"--model", "--epochs", "--batch-size", "--lr", "--seed", "--data", "--out", "--limit", "--jit"});
+      args, {"--model", "--epochs", "--batch-size", "--lr", "--seed", "--data", "--out", "--limit", "--jit", "--device"});
   if (opts.positional.empty()) throw UsageError{"which dataset? fashion-mnist or charlm"};
   if (opts.positional[0] == "charlm") throw UsageError{std::string(kCharLmFirst)};
   if (opts.positional[0] != "fashion-mnist")
@@ -67,6 +68,7 @@ TrainConfig parse_config(const Args& args) {
   if (auto v = opts.get("--out")) cfg.out_dir = *v;
   if (auto v = opts.get("--limit")) cfg.limit = parse_int("--limit", *v, 1);
   if (auto v = opts.get("--jit")) cfg.jit = parse_choice("--jit", *v, {"on", "off"}) == "on";
+  if (auto v = opts.get("--device")) cfg.device = *v;
   for (const char* option : {"--data", "--out"})
     if (auto v = opts.get(option); v && v->empty())
       throw UsageError{std::string(option) + " takes a folder, got ''"};
@@ -153,6 +155,7 @@ int cmd_train(const Args& args) {
     throw;
   }
   namespace fs = std::filesystem;
+  if (!cfg.device.empty()) set_default_device(cfg.device);  // the model, the batches, every kernel
 
   data::FashionMnist ds = data::load_fashion_mnist(cfg.data_dir);
   int64_t available = ds.train_images.size(0);
@@ -184,7 +187,8 @@ int cmd_train(const Args& args) {
   std::cout << "training " << model_title << " on " << n_train << " Fashion-MNIST images (" << loader.size()
             << " steps of " << cfg.batch_size << " per epoch), testing on " << ds.test_images.size(0)
             << " images; Adam lr " << cfg.lr << ", seed " << cfg.seed << ", jit " << (cfg.jit ? "on" : "off")
-            << ", " << settings().threads << " threads\n"
+            << ", " << default_device() << (default_device() == "CPU" ? ", " + std::to_string(settings().threads) + " threads" : "")
+            << "\n"
             << std::flush;
 
   ProgressBar bar(std::cerr, ProgressBar::stderr_is_terminal());

@@ -35,7 +35,7 @@ double best_of(const Program& p, const std::vector<void*>& ptrs, const Compiled&
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
     double t0 = bench::now_s();
-    p.launch(ptrs, {}, c.global_size, 1, interrupt_flag());
+    launch_slices(p, ptrs, {}, c.global_size, 1, interrupt_flag());
     best = std::min(best, bench::now_s() - t0);
   }
   return best;
@@ -54,7 +54,7 @@ void measure(const char* what, const Tensor& t, int reps) {
     auto with = cpu_device().compile(name, c->source);
     auto without = cpu_device().compile(name, bare);
     std::vector<void*> ptrs;
-    for (const auto& b : k.buffers) ptrs.push_back(b->data());
+    for (const auto& b : k.buffers) ptrs.push_back(b->handle());
     double a = 1e30, b = 1e30;
     for (int round = 0; round < 7; round++) {  // alternating, so drift hits both alike
       a = std::min(a, best_of(*with, ptrs, *c, reps));

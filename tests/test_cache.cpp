@@ -242,7 +242,7 @@ TEST(Cache, AKernelNoOneHoldsIsUnloaded) {
       "#include <stdint.h>\nint k_unload_test_entry(void* const* b, const int64_t* v, int64_t s, int64_t e, "
       "const volatile int* stop) { (void)b; (void)v; (void)s; (void)e; (void)stop; return 7; }\n";
   std::shared_ptr<Program> p = cpu_device().compile("k_unload_test", source);
-  EXPECT_EQ(p->launch({}, {}, 1, 1, no_stop()), 7);
+  EXPECT_EQ(launch_slices(*p, {}, {}, 1).error, 7);
   const std::string so = so_of("k_unload_test");
   ASSERT_FALSE(so.empty());
   EXPECT_TRUE(mapped(so));
@@ -250,6 +250,6 @@ TEST(Cache, AKernelNoOneHoldsIsUnloaded) {
   p.reset();
   EXPECT_FALSE(mapped(so));
   p = cpu_device().compile("k_unload_test", source);
-  EXPECT_EQ(p->launch({}, {}, 1, 1, no_stop()), 7);
+  EXPECT_EQ(launch_slices(*p, {}, {}, 1).error, 7);
   EXPECT_TRUE(mapped(so));
 }

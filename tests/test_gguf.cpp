@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/schedule.h"
 #include "expect_error.h"
 #include "ir/uop.h"
 #include "lazygrad/gguf.h"
@@ -159,7 +160,7 @@ std::vector<float> host_floats(const Tensor& t) {
   const auto buffer = buffer_of(t);
   EXPECT_TRUE(buffer && buffer->dtype == lazygrad::kFloat32);
   if (!buffer) return {};
-  const auto* p = static_cast<const float*>(buffer->data());
+  const auto* p = static_cast<const float*>(buffer->host_ptr());
   return std::vector<float>(p, p + buffer->size);
 }
 
@@ -270,7 +271,7 @@ TEST_F(GGUFTest, HalfAndBFloat16AreTheFilesBitsOverTheMapping) {
     const auto buffer = buffer_of(t);
     ASSERT_TRUE(buffer) << name;
     EXPECT_TRUE(buffer->external()) << name << " was copied, not mapped";
-    EXPECT_EQ(std::string(static_cast<const char*>(buffer->data()), buffer->nbytes()), bytes) << name;
+    EXPECT_EQ(std::string(static_cast<const char*>(buffer->host_ptr()), buffer->nbytes()), bytes) << name;
     // The data section starts at a multiple of 32 and each tensor's offset is one: aligned for any dtype.
     const lazygrad::GGUFTensorInfo* info = f.tensor_info(name);
     EXPECT_EQ(file_bytes.substr(f.data_offset + info->offset, info->nbytes), bytes) << name;

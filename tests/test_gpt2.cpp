@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/schedule.h"
 #include "../models/gpt2.h"
 #include "expect_error.h"
 #include "relative_error.h"

@@ -44,18 +44,18 @@ std::vector<double> run_with(const Kernel& k, const std::vector<Opt>& opts) {
   compile_programs(one);
   std::vector<void*> ptrs;
   auto out = std::make_shared<Buffer>(k.buffers[0]->device, k.buffers[0]->dtype, k.buffers[0]->size);
-  std::memset(out->data(), 0x7f, out->nbytes());  // not zero: a store that never happens shows
-  for (size_t i = 0; i < k.buffers.size(); i++) ptrs.push_back(i == 0 ? out->data() : k.buffers[i]->data());
+  std::memset(out->host_ptr(), 0x7f, out->nbytes());  // not zero: a store that never happens shows
+  for (size_t i = 0; i < k.buffers.size(); i++) ptrs.push_back(i == 0 ? out->handle() : k.buffers[i]->handle());
   std::vector<int64_t> vars;
-  EXPECT_EQ(c->program->launch(ptrs, vars, c->global_size, c->work_per_item, no_stop()), 0) << c->name;
+  EXPECT_EQ(launch_slices(*c->program, ptrs, vars, c->global_size, c->work_per_item).error, 0) << c->name;
   std::vector<double> v(out->size);
   for (int64_t i = 0; i < out->size; i++) {
     if (out->dtype == kFloat32)
-      v[i] = static_cast<const float*>(out->data())[i];
+      v[i] = static_cast<const float*>(out->host_ptr())[i];
     else if (out->dtype == kInt32)
-      v[i] = static_cast<const int32_t*>(out->data())[i];
+      v[i] = static_cast<const int32_t*>(out->host_ptr())[i];
     else if (out->dtype == kBool)  // the byte as stored: a bool must be 0 or 1
-      v[i] = static_cast<const uint8_t*>(out->data())[i];
+      v[i] = static_cast<const uint8_t*>(out->host_ptr())[i];
     else
       ADD_FAILURE() << "unexpected output dtype";
   }

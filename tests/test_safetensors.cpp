@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/schedule.h"
 #include "ir/uop.h"
 #include "lazygrad/lazygrad.h"
 #include "lazygrad/safetensors.h"
@@ -442,7 +443,7 @@ TEST_F(SafetensorsTest, AlignedTensorsAreBuffersOverTheMapping) {
     const auto buffer = buffer_of(got.at(name));
     ASSERT_TRUE(buffer) << name;
     EXPECT_TRUE(buffer->external()) << name;
-    const int64_t at = file_offset_of(file, buffer->data());
+    const int64_t at = file_offset_of(file, buffer->host_ptr());
     ASSERT_GE(at, 0) << name << " does not point into the mapping";
     EXPECT_EQ(on_disk.substr(static_cast<size_t>(at), bytes.size()), bytes) << name;
   }
@@ -469,7 +470,7 @@ TEST_F(SafetensorsTest, InPlaceUpdatesOfMappedTensorsNeverReachTheFile) {
   w.assign(w * 2);
   w.realize();
   EXPECT_EQ(buffer_of(w), buffer);
-  EXPECT_GE(file_offset_of(file, buffer_of(w)->data()), 0);
+  EXPECT_GE(file_offset_of(file, buffer_of(w)->host_ptr()), 0);
   EXPECT_EQ(w.to_vector<float>(), (std::vector<float>{4, 6, 8, 10, 12, 14}));
   // An optimizer step on a loaded parameter: p -= 0.25 * d(sum(p^2))/dp = p / 2.
   Tensor p = got.at("p").requires_grad(true);
@@ -493,7 +494,7 @@ TEST_F(SafetensorsTest, AMappedTensorKeepsTheMappingAlive) {
   lazygrad::save_safetensors(file, {{"b", Tensor::from_vector<int32_t>({0, 0}, {2})}});  // by rename
   fs::remove(file);
   ASSERT_EQ(mappings_of(file).size(), 1u);
-  EXPECT_GE(file_offset_of(file, buffer_of(b)->data()), 0);
+  EXPECT_GE(file_offset_of(file, buffer_of(b)->host_ptr()), 0);
   EXPECT_EQ(b.to_vector<int32_t>(), (std::vector<int32_t>{4, 5}));
   b = Tensor();  // the last holder: the mapping goes with it
   EXPECT_TRUE(mappings_of(file).empty());
@@ -535,7 +536,7 @@ TEST_F(SafetensorsTest, WritingIntoAMappedFileInPlaceShowsThrough) {
   const fs::path file = fs::canonical(dir_) / "p.safetensors";
   lazygrad::save_safetensors(file, {{"a", Tensor::from_vector<float>({1, 2}, {2})}});
   const Tensor a = lazygrad::load_safetensors(file).at("a");
-  const int64_t at = file_offset_of(file, buffer_of(a)->data());
+  const int64_t at = file_offset_of(file, buffer_of(a)->host_ptr());
   ASSERT_GE(at, 0);
   const float changed = 9;
   std::fstream io(file, std::ios::binary | std::ios::in | std::ios::out);
@@ -557,7 +558,7 @@ TEST_F(SafetensorsTest, MisalignedEntriesAreCopied) {
   EXPECT_EQ(lazygrad::GlobalCounters::mem_used.load(), mem_before + 8);  // the copy of "f"
   EXPECT_TRUE(buffer_of(got.at("u"))->external());
   EXPECT_FALSE(buffer_of(got.at("f"))->external());
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer_of(got.at("f"))->data()) % 4, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer_of(got.at("f"))->host_ptr()) % 4, 0u);
   EXPECT_EQ(got.at("u").to_vector<uint8_t>(), (std::vector<uint8_t>{7, 200}));
   EXPECT_EQ(got.at("f").to_vector<float>(), f);
   EXPECT_EQ((got.at("f") * 2).sum().item<float>(), -1.5f);

@@ -111,6 +111,9 @@ class Module {
 
   // Forgets the gradient of every parameter (PyTorch's zero_grad(set_to_none=True)).
   void zero_grad();
+  // Moves every parameter and buffer (and their gradients) to `device` in place ("CPU", "CL", ...),
+  // as PyTorch's Module.to(device): handles held elsewhere (an optimizer's) see the move.
+  Module& to(const std::string& device);
 
   // The class name ("Linear"), for printing and error messages.
   virtual std::string type_name() const;

@@ -27,11 +27,18 @@ void set_flush_denormals(bool on);
 void set_beam(int width);
 
 struct DeviceInfo {
-  std::string name;    // "CPU"
+  std::string name;    // "CPU", "CL", "CL:1"
   std::string detail;  // what runs kernels there: compiler and version, core count
   bool available = false;
 };
+// Every device found, and for each known kind that is missing, one unavailable entry saying why
+// (no library, no platform, no device).
 std::vector<DeviceInfo> devices();
+// Where tensors go when no device is given: DEVICE from the environment (canonical: "cl:0" is
+// "CL"), else "CPU". set_default_device changes it for the process; Error when the device is
+// unknown or missing.
+std::string default_device();
+void set_default_device(const std::string& name);
 
 std::string version();
 

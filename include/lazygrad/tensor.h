@@ -44,29 +44,39 @@ class Tensor {
   bool defined() const { return impl_ != nullptr; }
 
   // ---- creation (lazy: constants and random numbers are computed inside the consuming kernel) ----
-  static Tensor empty(const Shape& shape, DType dtype = kFloat32);
-  static Tensor zeros(const Shape& shape, DType dtype = kFloat32);
-  static Tensor ones(const Shape& shape, DType dtype = kFloat32);
+  // `device`: "CPU", "CL", "CL:1", ... (any case); "" is the default device (DEVICE=, else CPU).
+  static Tensor empty(const Shape& shape, DType dtype = kFloat32, const std::string& device = "");
+  static Tensor zeros(const Shape& shape, DType dtype = kFloat32, const std::string& device = "");
+  static Tensor ones(const Shape& shape, DType dtype = kFloat32, const std::string& device = "");
   // dtype defaults like torch.full: float32 for a float value, int64 for an int, bool for a bool.
-  static Tensor full(const Shape& shape, Scalar value, std::optional<DType> dtype = std::nullopt);
-  static Tensor arange(Scalar end, std::optional<DType> dtype = std::nullopt);
-  static Tensor arange(Scalar start, Scalar end, Scalar step = 1, std::optional<DType> dtype = std::nullopt);
-  static Tensor linspace(double start, double end, int64_t steps, DType dtype = kFloat32);
-  static Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = kFloat32);
+  static Tensor full(const Shape& shape, Scalar value, std::optional<DType> dtype = std::nullopt,
+                     const std::string& device = "");
+  static Tensor arange(Scalar end, std::optional<DType> dtype = std::nullopt, const std::string& device = "");
+  static Tensor arange(Scalar start, Scalar end, Scalar step = 1, std::optional<DType> dtype = std::nullopt,
+                       const std::string& device = "");
+  static Tensor linspace(double start, double end, int64_t steps, DType dtype = kFloat32,
+                         const std::string& device = "");
+  static Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = kFloat32,
+                    const std::string& device = "");
   // Copies data in; T is float, double, int32_t, int64_t, uint8_t or bool (and the other int widths).
   template <class T>
-  static Tensor from_vector(const std::vector<T>& data, const Shape& shape);
-  static Tensor from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype);
+  static Tensor from_vector(const std::vector<T>& data, const Shape& shape, const std::string& device = "");
+  static Tensor from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype,
+                           const std::string& device = "");
+  // On t's device, with its shape and dtype.
   static Tensor zeros_like(const Tensor& t);
   static Tensor ones_like(const Tensor& t);
   static Tensor full_like(const Tensor& t, Scalar value);
 
-  // Random numbers from a counter-based generator (evaluated inside kernels, identical for any THREADS).
+  // Random numbers from a counter-based generator (evaluated inside kernels, identical for any THREADS
+  // and on every device).
   static void manual_seed(uint64_t seed);
-  static Tensor rand(const Shape& shape, DType dtype = kFloat32);   // U[0, 1)
-  static Tensor randn(const Shape& shape, DType dtype = kFloat32);  // N(0, 1)
-  static Tensor uniform(const Shape& shape, double low = 0.0, double high = 1.0, DType dtype = kFloat32);
-  static Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype = kInt64);
+  static Tensor rand(const Shape& shape, DType dtype = kFloat32, const std::string& device = "");   // U[0, 1)
+  static Tensor randn(const Shape& shape, DType dtype = kFloat32, const std::string& device = "");  // N(0, 1)
+  static Tensor uniform(const Shape& shape, double low = 0.0, double high = 1.0, DType dtype = kFloat32,
+                        const std::string& device = "");
+  static Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype = kInt64,
+                        const std::string& device = "");
 
   // ---- properties ----
   const Shape& shape() const;
@@ -76,7 +86,7 @@ class Tensor {
   int64_t size(int64_t axis) const;
   int64_t numel() const;
   DType dtype() const;
-  std::string device() const;
+  std::string device() const;  // canonical: "CPU", "CL", "CL:1"
   size_t nbytes() const;
   size_t element_size() const { return itemsize(dtype()); }
   bool is_realized() const;  // true once backed by a buffer (possibly through a view)
@@ -110,6 +120,10 @@ class Tensor {
   Tensor pow(const Tensor& exponent) const;
   Tensor pow(Scalar exponent) const;
   Tensor to(DType dtype) const;
+  // The values on another device (a COPY: a schedule item of its own); itself when already there.
+  // Gradients flow back across the copy. Error naming the device when it is unknown or missing.
+  Tensor to(const std::string& device) const;
+  Tensor to(const char* device) const { return to(std::string(device)); }
   Tensor cast(DType dtype) const { return to(dtype); }
 
   Tensor add(const Tensor& other) const;

@@ -51,7 +51,8 @@ Shape varargs_shape(const py::args& args, const char* what);
 // not None (giving both is a TypeError).
 Axes to_axes(py::handle axis, py::handle alias = py::none());
 std::optional<int64_t> to_axis(py::handle axis, py::handle alias = py::none());
-void check_device(py::handle device);  // None or "CPU" (any case, ":0" allowed); ValueError else
+// A device argument: "" for None, else the canonical name ("cl:0" -> "CL"); ValueError when unknown.
+std::string device_name(py::handle device);
 py::module_& numpy();                  // the numpy module, imported once
 py::array to_numpy(const Tensor& t);   // zero-copy view of a contiguous buffer; GIL released
 

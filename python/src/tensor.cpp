@@ -5,8 +5,10 @@
 #include <mutex>
 #include <string>
 
+#include "engine/schedule.h"
 #include "bindings.h"
 #include "runtime/buffer.h"
+#include "runtime/device.h"
 #include "tensor/tensor_impl.h"
 
 namespace lazygrad::python {
@@ -27,7 +29,7 @@ Tensor from_array(py::array a) {
 DType int_dtype(int64_t lo, int64_t hi) { return lo >= INT32_MIN && hi <= INT32_MAX ? kInt32 : kInt64; }
 
 Tensor finish(Tensor t, py::handle device, py::handle requires_grad) {
-  check_device(device);
+  t = placed_on(std::move(t), device_name(device));
   if (!requires_grad.is_none() && requires_grad.cast<bool>()) {
     Unlocked u;  // marking a leaf computes its value
     t.requires_grad(true);
@@ -156,14 +158,16 @@ std::optional<int64_t> to_axis(py::handle axis, py::handle alias) {
   return axis.cast<int64_t>();
 }
 
-void check_device(py::handle device) {
-  if (device.is_none()) return;
-  if (py::isinstance<py::str>(device)) {
-    std::string d = device.cast<std::string>();
-    for (auto& c : d) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (d == "CPU" || d == "CPU:0") return;
+std::string device_name(py::handle device) {
+  if (device.is_none()) return "";
+  if (!py::isinstance<py::str>(device))
+    throw py::type_error("device must be a str such as \"CPU\" or \"CL:1\", got " +
+                         py::repr(device).cast<std::string>());
+  try {
+    return canonical_device(device.cast<std::string>());
+  } catch (const Error& e) {
+    throw py::value_error(e.what());
   }
-  throw py::value_error("lazygrad has one device, \"CPU\"; got " + py::repr(device).cast<std::string>());
 }
 
 py::array to_numpy(const Tensor& t0) {
@@ -174,18 +178,19 @@ py::array to_numpy(const Tensor& t0) {
   std::shared_ptr<Buffer> buf;
   {
     Unlocked u;
-    t.realize();
+    t.realize();  // on its own device: numpy() of a CL tensor computes it there, then copies
+    if (t.device() != "CPU" && t.device().rfind("CPU:", 0) != 0) t = t.to("CPU").realize();
     Tensor c = t.contiguous();  // t itself when it is a whole, contiguous buffer
     c.realize();
     UOpPtr op = c.uop();
     const UOp* b = contiguous_buffer_node(op.get());
     if (b && b->numel() == c.numel()) buf = b->as<std::shared_ptr<Buffer>>();
   }
-  if (!buf) throw Error("numpy: the tensor did not realize to a contiguous buffer");
+  if (!buf || !buf->host_ptr()) throw Error("numpy: the tensor did not realize to a contiguous buffer in host memory");
   // The array views the buffer and keeps it alive (a capsule owns a reference).
   auto* keep = new std::shared_ptr<Buffer>(buf);
   py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<Buffer>*>(p); });
-  return py::array(dt, shape, buf->data(), owner);
+  return py::array(dt, shape, buf->host_ptr(), owner);
 }
 
 TensorClass bind_tensor(py::module_& m) {
@@ -202,7 +207,7 @@ numpy array (any dtype, any strides) or another Tensor.)doc");
       // ---- properties ----
       .def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape())); })
       .def_property_readonly("dtype", &Tensor::dtype)
-      .def_property_readonly("device", [](const Tensor&) { return "CPU"; })
+      .def_property_readonly("device", &Tensor::device)
       .def_property_readonly("ndim", &Tensor::ndim)
       .def("dim", &Tensor::ndim)
       .def("numel", &Tensor::numel)
@@ -293,7 +298,7 @@ numpy array (any dtype, any strides) or another Tensor.)doc");
               try {
                 dt = to_dtype(to);
               } catch (py::type_error&) {
-                check_device(to);  // not a dtype: a device
+                r = r.to(device_name(to));  // not a dtype: a device
               }
               if (dt) r = r.to(*dt);
             }
@@ -301,7 +306,7 @@ numpy array (any dtype, any strides) or another Tensor.)doc");
             return r;
           },
           py::arg("device") = py::none(), py::arg("dtype") = py::none())
-      .def("cpu", [](const Tensor& t) { return t; })
+      .def("cpu", [](const Tensor& t) { return t.to("CPU"); })
       .def(
           "cast", [](const Tensor& t, py::handle dtype) { return t.to(*to_dtype(dtype)); }, py::arg("dtype"))
       .def("float", [](const Tensor& t) { return t.to(kFloat32); })
@@ -490,13 +495,13 @@ void bind_creation(TensorClass& cls) {
       .def(
           "zeros_like",
           [](const Tensor& t, py::handle dtype, py::handle device, py::handle rg) {
-            return creation(Tensor::zeros(t.shape(), to_dtype(dtype).value_or(t.dtype())), device, rg);
+            return creation(Tensor::zeros(t.shape(), to_dtype(dtype).value_or(t.dtype()), t.device()), device, rg);
           },
           arg("dtype") = none, arg("device") = none, arg("requires_grad") = none)
       .def(
           "ones_like",
           [](const Tensor& t, py::handle dtype, py::handle device, py::handle rg) {
-            return creation(Tensor::ones(t.shape(), to_dtype(dtype).value_or(t.dtype())), device, rg);
+            return creation(Tensor::ones(t.shape(), to_dtype(dtype).value_or(t.dtype()), t.device()), device, rg);
           },
           arg("dtype") = none, arg("device") = none, arg("requires_grad") = none)
       .def(
@@ -504,7 +509,8 @@ void bind_creation(TensorClass& cls) {
           [](const Tensor& t, py::handle fill, py::handle dtype, py::handle device, py::handle rg) {
             auto s = to_scalar(fill);
             if (!s) throw py::type_error("full_like: fill_value must be a number");
-            return creation(Tensor::full(t.shape(), *s, to_dtype(dtype).value_or(t.dtype())), device, rg);
+            return creation(Tensor::full(t.shape(), *s, to_dtype(dtype).value_or(t.dtype()), t.device()), device,
+                            rg);
           },
           arg("fill_value"), arg("dtype") = none, arg("device") = none, arg("requires_grad") = none)
       .def(

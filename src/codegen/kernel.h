@@ -29,6 +29,10 @@ static_assert(kFirstIndexErrorBit + kIndexErrorSlots <= kInterruptedBit);
 
 struct Kernel {
   std::string name;       // e.g. r_64_33: reduce, then the loop sizes
+  std::string device;     // where it runs (canonical, runtime/device.h)
+  // A copy between devices (COPY): buffers[0] gets buffers[1]'s bytes by the devices' copy path; no
+  // code, no sink.
+  bool copy = false;
   UOpPtr sink;            // SINK(STORE...) over DEFINE_GLOBAL(i) params and RANGEs (see AxisKind)
   Shape out_shape;        // the output's axes: Output range i loops over out_shape[i]
   int64_t global_size;    // iterations of the Global range (after optimize: the thread-split loop)

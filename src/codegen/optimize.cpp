@@ -392,7 +392,8 @@ void column_blocks(const KernelAxes& ax, int64_t reduce_size, const std::vector<
 }
 }  // namespace
 
-std::vector<Opt> default_opts(const Kernel& k) {
+std::vector<Opt> default_opts(const Kernel& k, const Target& target) {
+  if (target.vector_bytes == 0) return required_opts(k);
   KernelAxes ax = kernel_axes(k);
   std::vector<size_t> inner = row_axes(ax);
   if (!inner.empty()) return nested_opts(k, ax, inner);

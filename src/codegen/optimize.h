@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codegen/kernel.h"
+#include "codegen/target.h"
 
 namespace lazygrad {
 
@@ -42,9 +43,10 @@ KernelAxes kernel_axes(const Kernel& k);
 // its reader (docs/optimizer.md) gets the row as a Loop, so it is computed once per row.
 std::vector<Opt> required_opts(const Kernel& k);
 
-// Hand-written defaults: vector lanes along the axis most loads read contiguously, a register tile
-// over output axes that some input is broadcast along.
-std::vector<Opt> default_opts(const Kernel& k);
+// Hand-written defaults for the target: vector lanes along the axis most loads read contiguously, a
+// register tile over output axes that some input is broadcast along. A target without vectors gets
+// what every kernel needs (required_opts) for now.
+std::vector<Opt> default_opts(const Kernel& k, const Target& target = cpu_target());
 
 // The kernel with the opts applied and its output axes made one Global range (split across
 // threads) over what is left of them. Error on an opt that does not fit the kernel.

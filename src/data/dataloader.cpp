@@ -18,6 +18,7 @@
 #include <system_error>
 #include <thread>
 
+#include "engine/schedule.h"
 #include "lazygrad/data.h"
 #include "lazygrad/error.h"
 #include "runtime/buffer.h"
@@ -52,7 +53,7 @@ std::shared_ptr<const Source> snapshot(const Tensor& contiguous) {
   source->row_bytes = itemsize(source->dtype);
   for (int64_t s : source->row_shape) source->row_bytes *= static_cast<size_t>(s);
   source->bytes.resize(contiguous.nbytes());
-  if (!source->bytes.empty()) std::memcpy(source->bytes.data(), buffer->data(), source->bytes.size());
+  if (!source->bytes.empty()) buffer->copyout(std::as_writable_bytes(std::span(source->bytes)));
   return source;
 }
 

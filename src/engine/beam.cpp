@@ -34,10 +34,12 @@ std::vector<std::shared_ptr<Buffer>> scratch_buffers(const Kernel& k) {
       continue;
     }
     auto s = std::make_shared<Buffer>(b->device, b->dtype, b->size);
-    if (b->allocated())
-      std::memcpy(s->data(), b->data(), b->nbytes());
-    else
-      std::memset(s->data(), 0, b->nbytes());
+    if (!b->nbytes()) {
+    } else if (b->allocated()) {
+      s->dev().transfer(s->handle(), b->dev(), b->handle(), b->nbytes());
+    } else {
+      s->copyin(std::vector<std::byte>(b->nbytes()));
+    }
     out.push_back(s);
   }
   return out;
@@ -45,15 +47,22 @@ std::vector<std::shared_ptr<Buffer>> scratch_buffers(const Kernel& k) {
 
 double time_kernel(const Compiled& c, const std::vector<std::shared_ptr<Buffer>>& bufs,
                    const std::vector<int64_t>& vars) {
-  std::vector<void*> ptrs;
-  for (const auto& b : bufs) ptrs.push_back(b->data());
+  std::vector<void*> handles;
+  for (const auto& b : bufs) handles.push_back(b->handle());
+  LaunchArgs args;
+  args.buffers = handles;
+  args.vars = vars;
+  args.global_size = c.global_size;
+  args.work_per_item = c.work_per_item;
+  args.dims = c.dims;
+  args.stop = interrupt_flag();
+  args.timed = true;
   double best = 1e30;
   for (int rep = 0; rep < 3; rep++) {
-    auto t0 = std::chrono::steady_clock::now();
     // Error flags do not matter here; an interrupted run is no timing, and beam_opts throws after it.
-    c.program->launch(ptrs, vars, c.global_size, c.work_per_item, interrupt_flag());
+    LaunchResult r = c.program->launch(args);
     if (interrupted()) break;
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best, r.seconds);
     if (best > 1.0) break;  // a slow candidate: once is enough to rank it
   }
   return best;
@@ -62,7 +71,7 @@ double time_kernel(const Compiled& c, const std::vector<std::shared_ptr<Buffer>>
 }  // namespace
 
 // Every one-step extension of opts that fits the kernel.
-std::vector<std::vector<Opt>> extensions(const Kernel& k, const std::vector<Opt>& opts) {
+std::vector<std::vector<Opt>> extensions(const Kernel& k, const std::vector<Opt>& opts, const Target& target) {
   KernelAxes ax = kernel_axes(k);
   bool has_vector =
       std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.kind == AxisKind::Vector; });
@@ -70,7 +79,7 @@ std::vector<std::vector<Opt>> extensions(const Kernel& k, const std::vector<Opt>
   for (size_t a = 0; a < ax.ranges.size(); a++) {
     bool output = a < ax.n_output;
     std::vector<Opt> moves;
-    if (!has_vector)
+    if (!has_vector && target.vector_bytes > 0)
       for (int64_t w : {16, 8, 4}) moves.push_back({AxisKind::Vector, static_cast<int>(a), w});
     for (int64_t u : {2, 3, 4, 8})
       moves.push_back({output ? AxisKind::Upcast : AxisKind::Unroll, static_cast<int>(a), u});
@@ -102,8 +111,10 @@ namespace {
 
 std::string cache_path(const Kernel& k, int width) {
   const Settings& s = settings();
-  // The unoptimized source names the kernel by what it computes, not by where its buffers live.
-  std::string key = render_kernel(k, {})->source + "\nBEAM=" + std::to_string(width) +
+  // The unoptimized source names the kernel by what it computes (in the device's language), not by
+  // where its buffers live; choices are kept per kind of device.
+  std::string key = render_kernel(k, {})->source + "\nDEVICE=" + device(k.device).kind() + "\nBEAM=" +
+                    std::to_string(width) +
                     " THREADS=" + std::to_string(s.threads) + "\n" + s.cc + " " + s.cflags;
   return cache_dir() + "/beam-" + hex64(fnv1a(key)) + ".txt";
 }
@@ -129,7 +140,7 @@ std::optional<std::vector<Opt>> parse_opts(const std::string& text) {
   return out;
 }
 
-std::vector<Opt> beam_opts(const Kernel& k, int width) {
+std::vector<Opt> beam_opts(const Kernel& k, int width, const Target& target) {
   std::string path = cache_path(k, width);
   if (auto text = read_file(path)) {
     if (auto opts = parse_opts(*text)) {
@@ -161,14 +172,14 @@ std::vector<Opt> beam_opts(const Kernel& k, int width) {
     std::sort(out.begin(), out.end(), [](const Timed& a, const Timed& b) { return a.t < b.t; });
     return out;
   };
-  std::vector<Timed> beam = run_round({required_opts(k), default_opts(k)});
+  std::vector<Timed> beam = run_round({required_opts(k), default_opts(k, target)});
   Timed best = beam.at(0);
   size_t tried = beam.size();
   std::set<std::vector<std::pair<int, int64_t>>> seen;
   for (int round = 0; round < kMaxRounds; round++) {
     std::vector<std::vector<Opt>> cands;
     for (size_t b = 0; b < beam.size() && b < static_cast<size_t>(width); b++)
-      for (auto& next : extensions(k, beam[b].opts)) {
+      for (auto& next : extensions(k, beam[b].opts, target)) {
         std::vector<std::pair<int, int64_t>> key;
         for (const Opt& o : next) key.push_back({static_cast<int>(o.kind) * 1000 + o.axis, o.amount});
         if (seen.insert(key).second) cands.push_back(std::move(next));

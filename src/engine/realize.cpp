@@ -17,7 +17,7 @@
 #include "ir/variable_state.h"
 #include "lazygrad/counters.h"
 #include "lazygrad/runtime.h"
-#include "renderer/c_renderer.h"
+#include "renderer/renderer.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 
@@ -30,7 +30,7 @@ namespace {
 // and THREADS can change at run time), and the opts chooser's key (0: none). Past kMaxCompiled it
 // starts afresh: each entry holds a loaded object (a few memory mappings of the 65,530 Linux
 // allows), and one dropped loads again from the disk cache in about a millisecond.
-using CacheKey = std::tuple<const UOp*, bool, int, int, int64_t>;
+using CacheKey = std::tuple<const UOp*, bool, int, int, int64_t, const Device*>;
 constexpr size_t kMaxCompiled = 2048;
 std::map<CacheKey, std::shared_ptr<Compiled>>& compiled_cache() {
   static std::map<CacheKey, std::shared_ptr<Compiled>> cache;
@@ -49,21 +49,23 @@ Chooser& chooser() {
 
 std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& kernels) {
   std::vector<std::shared_ptr<Compiled>> out(kernels.size()), todo;
-  std::unordered_map<const UOp*, std::shared_ptr<Compiled>> fresh;
+  std::map<std::pair<const UOp*, const Device*>, std::shared_ptr<Compiled>> fresh;
   bool noopt = settings().noopt;
   int beam = noopt ? 0 : settings().beam, beam_threads = beam > 0 ? settings().threads : 0;
   const Chooser& choose = chooser();
   for (size_t i = 0; i < kernels.size(); i++) {
     const Kernel& k = kernels[i];
+    if (k.copy) continue;  // no code: run by the devices' copy path
+    const Device* dev = &device(k.device);
     {
       std::lock_guard<std::mutex> lock(cache_mu);
-      if (auto it = compiled_cache().find({k.sink.get(), noopt, beam, beam_threads, choose.key});
+      if (auto it = compiled_cache().find({k.sink.get(), noopt, beam, beam_threads, choose.key, dev});
           it != compiled_cache().end()) {
         out[i] = it->second;
         continue;
       }
     }
-    if (auto it = fresh.find(k.sink.get()); it != fresh.end()) {
+    if (auto it = fresh.find({k.sink.get(), dev}); it != fresh.end()) {
       out[i] = it->second;
       continue;
     }
@@ -74,32 +76,50 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
       out[i] = c;
       continue;
     }
+    const Target& target = dev->renderer().target();
     std::vector<Opt> opts = choose.fn  ? choose.fn(k)
                             : noopt    ? required_opts(k)
-                            : beam > 0 ? beam_opts(k, beam)
-                                       : default_opts(k);
-    fresh[k.sink.get()] = out[i] = render_kernel(k, opts);
+                            : beam > 0 ? beam_opts(k, beam, target)
+                                       : default_opts(k, target);
+    fresh[{k.sink.get(), dev}] = out[i] = render_kernel(k, opts);
     todo.push_back(out[i]);
   }
   compile_programs(todo);
   std::lock_guard<std::mutex> lock(cache_mu);
   if (compiled_cache().size() + fresh.size() > kMaxCompiled) compiled_cache().clear();
-  for (auto& [k, c] : fresh) compiled_cache()[{k, noopt, beam, beam_threads, choose.key}] = c;
+  for (auto& [k, c] : fresh) compiled_cache()[{k.first, noopt, beam, beam_threads, choose.key, k.second}] = c;
   return out;
 }
 
 }  // namespace
 
+LaunchDims launch_dims(const Target& t, int64_t global_size, const std::string& name) {
+  LaunchDims d;
+  if (t.thread_slices) return d;  // the CPU splits the global range itself
+  // One work-item per global index, in groups of up to 64 (a wavefront or two; PoCL vectorizes a
+  // group across SIMD lanes), the last group cut short by the kernel's bound check.
+  int64_t local = std::max<int64_t>(1, std::min({int64_t{64}, t.max_local[0], t.max_group_size, global_size}));
+  d.local[0] = local;
+  d.grid[0] = (global_size + local - 1) / local;
+  if (d.grid[0] > t.max_grid[0])
+    throw Error("kernel " + name + ": " + std::to_string(global_size) + " work-items are more than " + t.language +
+                " can launch at once");
+  return d;
+}
+
 std::shared_ptr<Compiled> render_kernel(const Kernel& k, std::span<const Opt> opts) {
   auto c = std::make_shared<Compiled>();
   c->sink = k.sink;
+  c->device = &device(k.device);
+  const Renderer& renderer = c->device->renderer();
   Kernel opt = apply_opts(k, opts);
   LinearKernel lin = linearize(opt);
   c->name = opt.opts.empty() ? k.name : k.name + " [" + opt.opts + "]";
   c->global_size = opt.global_size;
   c->work_per_item = opt.work_per_item;
   c->flops_per_item = lin.flops_per_item;
-  c->source = render_c(opt, lin);
+  c->dims = launch_dims(renderer.target(), opt.global_size, k.name);
+  c->source = renderer.render(opt, lin);
   if (debug_at(5)) debug_log(5, "IR of " + c->name + ":\n" + opt.sink->str());
   if (debug_at(4)) debug_log(4, c->source);
   return c;
@@ -113,7 +133,7 @@ void compile_programs(std::span<const std::shared_ptr<Compiled>> items, bool kee
     for (size_t j; (j = next++) < items.size();) {
       const std::string name = items[j]->name.substr(0, items[j]->name.find(' '));
       try {
-        items[j]->program = cpu_device().compile(name, items[j]->source);
+        items[j]->program = items[j]->device->compile(name, items[j]->source);
       } catch (const InterruptedError&) {
         stopped = true;
       } catch (const std::exception& e) {
@@ -154,67 +174,118 @@ void check_var_bounds(const std::string& name, const std::vector<std::shared_ptr
                   "] its narrow or narrow_assign allows");
 }
 
+namespace {
+
+// A kernel's error word as the Error it stands for: bit 0 from an integer //, bit 1 from an integer
+// %, bit 2 when the scratch for its staged loads could not be allocated, from bit 3 on its index
+// checks, and kInterruptedBit when it stopped at Ctrl-C (what it wrote is incomplete, and nothing
+// reads it).
+void raise_kernel_error(int err, const std::string& name, const std::vector<std::string>& index_errors) {
+  if (err & (1 << kInterruptedBit)) throw_interrupted("in kernel " + name);
+  if (err & 4) throw Error("kernel " + name + ": out of memory for its scratch (staged loads)");
+  for (size_t i = 0; i < index_errors.size(); i++)
+    if (err & (1 << (kFirstIndexErrorBit + i))) throw Error(index_errors[i] + " (in kernel " + name + ")");
+  if (err)
+    throw Error(std::string(err & 1 ? "floor_divide (//)" : "remainder (%)") +
+                ": integer division by zero in kernel " + name);
+}
+
+void log_launch(const std::string& device, const std::string& name, const std::string& size, double dt,
+                int64_t flops, int64_t bytes) {
+  char line[320];
+  std::snprintf(line, sizeof line, "*** %-4s %4lld %-28s %-17s %9.2f us %8.2f GFLOP/s %8.2f GB/s", device.c_str(),
+                static_cast<long long>(GlobalCounters::kernel_count), name.c_str(), size.c_str(), dt * 1e6,
+                dt > 0 ? flops / dt * 1e-9 : 0.0, dt > 0 ? bytes / dt * 1e-9 : 0.0);
+  debug_log(2, line);
+}
+
+}  // namespace
+
 double KernelRun::run(const ExecItem& item) {
   if (!committed_) throw_if_interrupted("before kernel " + item.name);
   committed_ |= item.in_place;
-  std::vector<void*> ptrs;
+  std::vector<void*> handles;
   int64_t bytes = 0;
   for (const auto& b : item.buffers) {
     try {
-      ptrs.push_back(b->data());
-    } catch (const OutOfMemoryError& e) {  // which kernel's buffer the machine would not give
+      handles.push_back(b->handle());
+    } catch (const OutOfMemoryError& e) {  // which kernel's buffer the device would not give
       throw OutOfMemoryError("kernel " + item.name + ": " + e.what());
     }
     bytes += static_cast<int64_t>(b->nbytes());
   }
+  Device& dev = item.buffers[0]->dev();
+  if (item.copy) {
+    auto t0 = std::chrono::steady_clock::now();
+    const Buffer& dst = *item.buffers[0];
+    if (dst.nbytes()) dev.transfer(handles[0], item.buffers[1]->dev(), handles[1], dst.nbytes());
+    item.buffers[0]->version++;
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    GlobalCounters::global_mem += static_cast<int64_t>(dst.nbytes());
+    GlobalCounters::time_sum_s += dt;
+    if (debug_at(2)) log_launch(dev.name(), item.name, "", dt, 0, static_cast<int64_t>(dst.nbytes()));
+    return dt;
+  }
   if (item.global_size == 0) return 0;  // an empty tensor: nothing to compute
   std::vector<int64_t> vars;            // read now: a Variable set after the graph was built still counts
   for (const auto& v : item.vars) vars.push_back(v->bits.load());
+  const bool deferred = !dev.renderer().target().thread_slices;
+  LaunchArgs args;
+  args.buffers = handles;
+  args.vars = vars;
+  args.global_size = item.global_size;
+  args.work_per_item = item.work_per_item;
+  args.dims = item.dims;
+  args.stop = committed_ ? no_stop() : interrupt_flag();
+  args.launch_id = static_cast<uint32_t>(deferred_.size());
+  args.timed = debug_at(2);
+  if (deferred) {
+    deferred_.emplace_back(item.name, item.index_errors);
+    if (std::find(devices_.begin(), devices_.end(), &dev) == devices_.end()) devices_.push_back(&dev);
+  }
   auto t0 = std::chrono::steady_clock::now();
-  int err = item.program->launch(ptrs, vars, item.global_size, item.work_per_item,
-                                 committed_ ? no_stop() : interrupt_flag());
+  LaunchResult r = item.program->launch(args);
   for (size_t i = 0; i < item.written.size(); i++)
     if (item.written[i]) item.buffers[i]->version++;
-  double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double dt = r.seconds >= 0 ? r.seconds : std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   int64_t flops = item.flops_per_item * item.global_size;
   GlobalCounters::kernel_count++;
   GlobalCounters::global_ops += flops;
   GlobalCounters::global_mem += bytes;
   GlobalCounters::time_sum_s += dt;
-  if (debug_at(2)) {
-    char line[256];
-    std::snprintf(line, sizeof line, "*** CPU %4lld %-28s global %-10lld %9.2f us %8.2f GFLOP/s %8.2f GB/s",
-                  static_cast<long long>(GlobalCounters::kernel_count), item.name.c_str(),
-                  static_cast<long long>(item.global_size), dt * 1e6, dt > 0 ? flops / dt * 1e-9 : 0.0,
-                  dt > 0 ? bytes / dt * 1e-9 : 0.0);
-    debug_log(2, line);
-  }
-  // The kernel's error flag: bit 0 from an integer //, bit 1 from an integer %, bit 2 when the
-  // scratch for its staged loads could not be allocated, from bit 3 on its index checks, and
-  // kInterruptedBit when it stopped at Ctrl-C (what it wrote is incomplete, and nothing reads it).
-  if (err & (1 << kInterruptedBit)) throw_interrupted("in kernel " + item.name);
-  if (err & 4) throw Error("kernel " + item.name + ": out of memory for its scratch (staged loads)");
-  for (size_t i = 0; i < item.index_errors.size(); i++)
-    if (err & (1 << (kFirstIndexErrorBit + i)))
-      throw Error(item.index_errors[i] + " (in kernel " + item.name + ")");
-  if (err)
-    throw Error(std::string(err & 1 ? "floor_divide (//)" : "remainder (%)") +
-                ": integer division by zero in kernel " + item.name);
+  if (debug_at(2)) log_launch(dev.name(), item.name, "global " + std::to_string(item.global_size), dt, flops, bytes);
+  raise_kernel_error(r.error, item.name, item.index_errors);
   return dt;
 }
 
+void KernelRun::sync() {
+  std::vector<Device*> devices = std::move(devices_);
+  auto launched = std::move(deferred_);
+  devices_.clear();
+  deferred_.clear();
+  DeferredError first;
+  for (Device* d : devices)
+    if (DeferredError e = d->synchronize(); e.bits && !first.bits) first = e;
+  if (!first.bits) return;
+  if (first.launch_id >= launched.size())  // a launch of another run: named as well as it can be
+    raise_kernel_error(first.bits, "(an earlier kernel)", {});
+  raise_kernel_error(first.bits, launched[first.launch_id].first, launched[first.launch_id].second);
+}
+
 void KernelRun::finish() {
+  sync();
   throw_if_interrupted(committed_ ? "after the in-place writes it had begun were done"
                                   : "after its last kernel");
 }
 
-std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::vector<UOpPtr>& passive,
+std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::vector<std::string>& devices,
+                                 const std::vector<UOpPtr>& passive,
                                  const std::function<void(const std::vector<UOpPtr>&)>& then) {
   auto t_start = std::chrono::steady_clock::now();
   int64_t compiles_before = GlobalCounters::compile_count;
   double compile_s_before = GlobalCounters::compile_s;
   KernelRun run;  // Ctrl-C stops it from here on
-  Schedule sched = create_schedule(targets, passive);
+  Schedule sched = create_schedule(targets, devices, passive);
   // Every Variable position first: a bad one must stop the step before any kernel writes.
   for (const Kernel& k : sched.kernels) check_var_bounds(k.name, k.vars, k.var_bounds);
   throw_if_interrupted("before its kernels were compiled");
@@ -223,19 +294,24 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::
   int launched = 0;
   for (size_t i = 0; i < sched.kernels.size(); i++) {
     Kernel k = std::move(sched.kernels[i]);  // released after this step: intermediates free early
-    const Compiled& c = *compiled[i];
-    ExecItem item{c.name,
-                  c.program,
-                  std::move(k.buffers),
-                  std::move(k.written),
-                  std::move(k.vars),
-                  c.global_size,
-                  c.work_per_item,
-                  c.flops_per_item,
-                  std::move(k.var_bounds),
-                  std::move(k.index_errors),
-                  k.in_place};
-    if (item.global_size > 0) launched++;
+    ExecItem item;
+    item.name = k.name;
+    item.buffers = std::move(k.buffers);
+    item.written = std::move(k.written);
+    item.in_place = k.in_place;
+    item.copy = k.copy;
+    if (const Compiled* c = compiled[i].get()) {  // null for a copy
+      item.name = c->name;
+      item.program = c->program;
+      item.vars = std::move(k.vars);
+      item.global_size = c->global_size;
+      item.work_per_item = c->work_per_item;
+      item.flops_per_item = c->flops_per_item;
+      item.dims = c->dims;
+      item.var_bounds = std::move(k.var_bounds);
+      item.index_errors = std::move(k.index_errors);
+    }
+    if (item.global_size > 0 || item.copy) launched++;
     run_s += run.run(item);
     if (capture_slot()) capture_slot()->items.push_back(std::move(item));
   }

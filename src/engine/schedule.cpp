@@ -17,6 +17,7 @@
 #include "debug.h"
 #include "ir/walk.h"
 #include "runtime/buffer.h"
+#include "runtime/device.h"
 
 namespace lazygrad {
 
@@ -24,6 +25,11 @@ UOpPtr buffer_view(const std::shared_ptr<Buffer>& b, const Shape& shape) {
   UOpPtr buf = make_uop_with_shape(Ops::BUFFER, b->dtype, {}, b, Shape{b->size});
   if (shape == buf->shape) return buf;
   return make_uop(Ops::RESHAPE, b->dtype, {buf}, std::vector<int64_t>(shape));
+}
+
+const UOp* contiguous_buffer_node(const UOp* u) {
+  while (u->op == Ops::RESHAPE) u = u->src[0].get();
+  return u->op == Ops::BUFFER ? u : nullptr;
 }
 
 namespace {
@@ -348,7 +354,55 @@ std::string last_copy_on_write() {
   return last_copy;
 }
 
-Schedule create_schedule(const std::vector<UOpPtr>& original_targets, const std::vector<UOpPtr>& passive) {
+namespace {
+
+// Where each node to realize runs: the device of the target it is computed for, except below a COPY,
+// whose source is computed on the device it copies from. A walk from the targets down.
+std::unordered_map<const UOp*, std::string> realize_devices(const std::vector<UOpPtr>& targets,
+                                                            std::vector<std::string> devices,
+                                                            const RealizeSet& realize) {
+  if (devices.empty()) devices.assign(targets.size(), default_device());
+  std::unordered_map<const UOp*, std::string> out;
+  std::unordered_set<const UOp*> seen;
+  std::vector<std::pair<const UOp*, const std::string*>> stack;
+  for (size_t i = targets.size(); i-- > 0;) stack.push_back({targets[i].get(), &devices[i]});
+  while (!stack.empty()) {
+    auto [u, d] = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second) continue;
+    if (realize.count(u)) out.emplace(u, *d);
+    const std::string* below = u->op == Ops::COPY ? &u->as<CopyArg>().from : d;
+    for (const auto& s : u->src) stack.push_back({s.get(), below});
+  }
+  return out;
+}
+
+// A COPY item: dst gets the bytes of its source, a whole buffer (or the buffer a node of this
+// schedule computes into).
+Kernel copy_kernel(const UOp* u, const std::shared_ptr<Buffer>& dst, const RealizedMap& buffers) {
+  const CopyArg& c = u->as<CopyArg>();
+  const UOp* src = u->src[0].get();
+  Kernel k;
+  k.copy = true;
+  k.device = c.to;
+  k.out_shape = u->shape;
+  std::shared_ptr<Buffer> from;
+  if (auto it = buffers.find(src); it != buffers.end()) {
+    from = it->second;
+    k.reads.push_back(src);
+  } else {
+    from = contiguous_buffer_node(src)->as<std::shared_ptr<Buffer>>();
+  }
+  k.name = "copy " + std::to_string(dst->nbytes()) + " " + c.to + " <- " + c.from;
+  k.buffers = {dst, from};
+  k.written = {true, false};
+  return k;
+}
+
+}  // namespace
+
+Schedule create_schedule(const std::vector<UOpPtr>& original_targets, const std::vector<std::string>& devices,
+                         const std::vector<UOpPtr>& passive) {
   forget_dead_realized();
   const std::unordered_set<const Buffer*> read_later = buffers_read_later(original_targets, passive);
   std::unordered_map<const UOp*, UOpPtr> old_of;
@@ -356,9 +410,14 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets, const std:
   RealizeSet realize;
   for (const auto& t : targets)
     if (!is_buffer_view(t.get())) realize.emplace(t.get(), t);
-  // CONTIGUOUS and ASSIGN always write a buffer.
+  // CONTIGUOUS, ASSIGN and COPY always write a buffer, and a COPY reads one: its source is a whole
+  // buffer, or computed into one (Tensor::to gives it a CONTIGUOUS when it is not).
   auto always = [&](const UOpPtr& u) {
-    if (u->op == Ops::CONTIGUOUS || u->op == Ops::ASSIGN) realize.emplace(u.get(), u);
+    if (u->op == Ops::CONTIGUOUS || u->op == Ops::ASSIGN || u->op == Ops::COPY) realize.emplace(u.get(), u);
+    if (u->op == Ops::COPY) {
+      const UOp* b = contiguous_buffer_node(u->src[0].get());
+      if (!b || b->numel() != u->numel()) realize.emplace(u->src[0].get(), u->src[0]);
+    }
   };
   std::vector<const UOp*> roots;
   for (const auto& t : targets) {
@@ -377,7 +436,9 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets, const std:
   RealizedMap buffers;
   std::unordered_set<const UOp*> in_place;
   std::map<const UOp*, Kernel> kernels;
+  std::unordered_map<const UOp*, std::string> device_of;
   while (true) {
+    device_of = realize_devices(targets, devices, realize);
     for (const auto& [u, p] : realize) {
       if (buffers.count(u)) continue;
       if (u->op == Ops::ASSIGN) {
@@ -401,11 +462,22 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets, const std:
           last_copy = shape_str(u->shape) + " " + std::string(dtype_name(u->dtype));
         }
       }
-      buffers[u] = std::make_shared<Buffer>("CPU", u->dtype, u->numel());
+      buffers[u] = std::make_shared<Buffer>(device_of.at(u), u->dtype, u->numel());
     }
     kernels.clear();
-    for (const auto& [u, p] : realize)
-      kernels.emplace(u, lower_kernel(p, buffers[u], in_place.count(u) ? u->src[0] : nullptr, buffers));
+    for (const auto& [u, p] : realize) {
+      if (u->op == Ops::COPY) {
+        kernels.emplace(u, copy_kernel(u, buffers[u], buffers));
+        continue;
+      }
+      Kernel k = lower_kernel(p, buffers[u], in_place.count(u) ? u->src[0] : nullptr, buffers);
+      k.device = buffers[u]->device;
+      for (const auto& b : k.buffers)  // the frontend keeps a graph's buffers on one device
+        if (b->device != k.device)
+          throw Error("schedule: kernel " + k.name + " runs on " + k.device + " but reads a buffer on " +
+                      b->device + " (an op on tensors of two devices that was not refused)");
+      kernels.emplace(u, std::move(k));
+    }
     // An in-place assign whose kernel reads its buffer at another index than it writes
     // (x.assign(x.flip(0))) would read values it already overwrote: its value gets a buffer of its
     // own first, and everything is lowered again.

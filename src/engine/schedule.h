@@ -22,8 +22,12 @@ struct Schedule {
 // After a schedule ran: its computed nodes read as their buffers from now on, in any graph.
 void remember_realized(const std::vector<std::pair<UOpPtr, UOpPtr>>& computed);
 
-// `passive`: graphs whose references to the targets' nodes are not readers (see realize_uops).
-Schedule create_schedule(const std::vector<UOpPtr>& targets, const std::vector<UOpPtr>& passive = {});
+// `devices[i]`: where targets[i] is computed (kernels that read no buffer run there; the others run
+// where their buffers are, which the frontend keeps on one device). `passive`: graphs whose
+// references to the targets' nodes are not readers (see realize_uops). No devices: every target on
+// the default device (tests).
+Schedule create_schedule(const std::vector<UOpPtr>& targets, const std::vector<std::string>& devices = {},
+                         const std::vector<UOpPtr>& passive = {});
 
 // How many assigns so far wrote a new buffer instead of their target's (copy-on-write: a graph that
 // no tensor holds still reads the old contents; realize() computes the tensors that do before the
@@ -34,5 +38,7 @@ std::string last_copy_on_write();  // the shape and dtype of the tensor the last
 
 // A BUFFER node over b, viewed with `shape` (a RESHAPE when shape is not 1-D).
 UOpPtr buffer_view(const std::shared_ptr<Buffer>& b, const Shape& shape);
+// The BUFFER under a chain of reshapes (a contiguous view of the whole buffer), or null.
+const UOp* contiguous_buffer_node(const UOp* u);
 
 }  // namespace lazygrad

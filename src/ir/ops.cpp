@@ -41,6 +41,7 @@ constexpr OpInfo kOps[] = {
     {"CONTIGUOUS", OpKind::Buffer, 0},
     {"ASSIGN", OpKind::Buffer, 0},
     {"DETACH", OpKind::Buffer, 0},
+    {"COPY", OpKind::Buffer, 0},
     {"DEFINE_GLOBAL", OpKind::Kernel, 0},
     {"DEFINE_VAR", OpKind::Kernel, 0},
     {"DEFINE_LOCAL", OpKind::Kernel, 0},

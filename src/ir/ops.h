@@ -67,6 +67,8 @@ enum class Ops : uint8_t {
                // [start, start + n) along that axis and only that region is written.
   DETACH,      // src[0]'s value, through which no gradient flows (detach(), NoGrad); with a GradFn
                // arg, the gradient goes to the GradFn's inputs through its function instead
+  COPY,        // src[0] (a contiguous value on arg.from) copied to a buffer on arg.to (CopyArg): a
+               // schedule item of its own, run by the devices' copy path, not a kernel
   // Kernel level (after lowering).
   DEFINE_GLOBAL,  // kernel parameter; arg: index
   DEFINE_VAR,     // kernel scalar argument; arg: index

@@ -41,6 +41,8 @@ size_t hash_arg(const Arg& arg) {
   if (auto* v = std::get_if<std::shared_ptr<VariableState>>(&arg))
     return mix(h, std::hash<void*>{}(v->get()));
   if (auto* f = std::get_if<std::shared_ptr<GradFn>>(&arg)) return mix(h, std::hash<void*>{}(f->get()));
+  if (auto* c = std::get_if<CopyArg>(&arg))
+    return mix(mix(h, std::hash<std::string>{}(c->from)), std::hash<std::string>{}(c->to));
   return h;
 }
 
@@ -300,6 +302,8 @@ std::string UOp::str() const {
             os << " id=" << a.id << " " << kAxisLetters[static_cast<int>(a.kind)];
           else if constexpr (std::is_same_v<A, std::shared_ptr<GradFn>>)
             os << " grad_fn=" << a.get();
+          else if constexpr (std::is_same_v<A, CopyArg>)
+            os << " " << a.from << "->" << a.to;
         },
         u->arg);
     os << "\n";

@@ -43,9 +43,15 @@ struct RangeArg {
   bool operator==(const RangeArg&) const = default;
 };
 
+// COPY's arg: the devices a value moves between (canonical names, runtime/device.h).
+struct CopyArg {
+  std::string from, to;
+  bool operator==(const CopyArg&) const = default;
+};
+
 using Arg = std::variant<std::monostate, int64_t, double, std::vector<int64_t>, ReduceArg,
                          std::shared_ptr<Buffer>, std::shared_ptr<VariableState>, RangeArg,
-                         std::shared_ptr<GradFn>>;
+                         std::shared_ptr<GradFn>, CopyArg>;
 
 struct UOp {
   Ops op;

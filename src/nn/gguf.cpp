@@ -737,7 +737,7 @@ GGUFFile load_gguf(const std::string& path) {
     auto buffer = std::make_shared<Buffer>("CPU", kFloat32, numel);
     if (numel > 0)
       ggml_dequantize(t.type, data,
-                      std::span(static_cast<float*>(buffer->data()), static_cast<size_t>(numel)));
+                      std::span(static_cast<float*>(buffer->host_ptr()), static_cast<size_t>(numel)));
     f.tensors.emplace(t.name, make_tensor(buffer_view(buffer, t.shape)));
   }
   return f;

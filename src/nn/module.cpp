@@ -9,6 +9,7 @@
 #include <typeinfo>
 #include <unordered_set>
 
+#include "engine/schedule.h"
 #include "lazygrad/nn.h"
 #include "nn/require.h"
 #include "tensor/tensor_impl.h"
@@ -281,6 +282,12 @@ IncompatibleKeys Module::load_state_dict(const StateDict& state_dict, bool stric
 void Module::train(bool mode) {
   training_ = mode;
   for (auto& [name, child] : children_) child->train(mode);
+}
+
+Module& Module::to(const std::string& device) {
+  for (const Tensor& p : parameters()) move_to_device(p, device);
+  for (const Tensor& b : buffers()) move_to_device(b, device);
+  return *this;
 }
 
 void Module::zero_grad() {

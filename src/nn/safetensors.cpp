@@ -355,7 +355,7 @@ void save_safetensors(const std::string& path, const StateDict& tensors,
   const std::vector<std::shared_ptr<Buffer>> buffers = contiguous_buffers(values);
   // Allocated before the file is touched too (a buffer of Tensor::empty has no memory yet), so
   // memory that runs out is an error that leaves the old file as it was.
-  for (const auto& b : buffers) b->data();
+  for (const auto& b : buffers) b->handle();
 
   // The reference layout: by dtype rank (widest first, so every tensor is aligned to its element
   // size), then by name; the header lists them in that order after the metadata.
@@ -396,9 +396,17 @@ void save_safetensors(const std::string& path, const StateDict& tensors,
   const uint64_t length = header.size();
   out.write(std::as_bytes(std::span(&length, 1)));
   out.write(std::as_bytes(std::span(header)));
-  for (size_t i : order)
-    if (buffers[i]->nbytes())
-      out.write({static_cast<const std::byte*>(buffers[i]->data()), buffers[i]->nbytes()});
+  for (size_t i : order) {
+    Buffer& b = *buffers[i];
+    if (!b.nbytes()) continue;
+    if (const void* host = b.host_ptr()) {  // the CPU's memory, written as it is
+      out.write({static_cast<const std::byte*>(host), b.nbytes()});
+      continue;
+    }
+    std::vector<std::byte> staging(b.nbytes());  // another device's: through the host, one at a time
+    b.copyout(staging);
+    out.write(staging);
+  }
   out.commit();
 }
 

@@ -1,43 +1,59 @@
-// Buffer: flat device memory of one dtype. Pool memory is allocated on first use and freed with the
-// last reference; external memory (a file mapping) belongs to an owner that the Buffer keeps alive.
+// Buffer: flat memory of one dtype on one device. Its memory comes from the device's allocator on
+// first use and goes back with the last reference; external memory (a file mapping) belongs to an
+// owner that the Buffer keeps alive. Outside runtime/ nothing reads it by pointer: copyin, copyout,
+// and host_ptr() where the host can read it (the CPU: zero copy).
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "lazygrad/dtype.h"
 
 namespace lazygrad {
 
+class Device;
+
 struct Buffer {
-  // Throws SizeError when `size` elements of `dtype` are not a byte count int64 holds.
-  Buffer(std::string device, DType dtype, int64_t size);
-  // Over memory someone else owns: `memory.get()` holds `size` elements aligned to the dtype's size,
-  // and `memory` keeps them alive (for a mapped file: shared_ptr's aliasing constructor over the
-  // file's owner). Never given to the pool. Throws Error when `memory` is null, or the size is bad.
-  Buffer(std::string device, DType dtype, int64_t size, std::shared_ptr<void> memory);
+  // Throws SizeError when `size` elements of `dtype` are not a byte count int64 holds, Error when
+  // the device is unknown or cannot be opened.
+  Buffer(const std::string& device, DType dtype, int64_t size);
+  // Over host memory someone else owns (on a device the host can read: the CPU): `memory.get()`
+  // holds `size` elements aligned to the dtype's size, and `memory` keeps them alive (for a mapped
+  // file: shared_ptr's aliasing constructor over the file's owner). Never given to the allocator.
+  // Throws Error when `memory` is null, the device is not the host's, or the size is bad.
+  Buffer(const std::string& device, DType dtype, int64_t size, std::shared_ptr<void> memory);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  std::string device;
+  std::string device;  // canonical: "CPU", "CL:1"
   DType dtype;
   int64_t size;  // elements
   // How many kernels have written it: a graph kept for a later backward pass records the versions
   // of the buffers it read, and finds out this way that one was overwritten in place since.
   std::atomic<int64_t> version{0};
   size_t nbytes() const { return static_cast<size_t>(size) * itemsize(dtype); }
-  bool allocated() const { return data_ != nullptr; }
+  bool allocated() const { return handle_ != nullptr; }
   bool external() const { return external_ != nullptr; }
-  // Pool memory: allocates (64-byte aligned) on first call; OutOfMemoryError (naming the bytes and
-  // the buffer) when the machine will not give it, with nothing allocated or counted.
-  void* data();
+  Device& dev() const { return *dev_; }
+  // The device's handle to the memory, allocated on first call; OutOfMemoryError (naming the bytes
+  // and the buffer) when the device will not give it, with nothing allocated or counted.
+  void* handle();
+  // The memory's host address where the host can read it (allocating it), else null.
+  void* host_ptr();
+  // Whole-buffer copies from and to the host (nbytes() each).
+  void copyin(std::span<const std::byte> src);
+  void copyout(std::span<std::byte> dst);
 
  private:
-  void* data_ = nullptr;
-  std::shared_ptr<void> external_;  // the owner of external memory; null for pool memory
+  void check_dtype() const;
+  Device* dev_;
+  void* handle_ = nullptr;
+  std::shared_ptr<void> external_;  // the owner of external memory; null for the device's own
 };
 
 }  // namespace lazygrad

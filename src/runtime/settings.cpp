@@ -69,8 +69,6 @@ void debug_log(int level, const std::string& line) {
   std::cerr << line << "\n";
 }
 
-std::vector<DeviceInfo> devices() { return {cpu_device().info()}; }
-
 std::string version() { return "0.1.0"; }
 
 }  // namespace lazygrad

@@ -11,6 +11,8 @@
 #include <unordered_set>
 
 #include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "shape/size.h"
 #include "tensor/tensor_impl.h"
 
 namespace lazygrad {
@@ -219,6 +221,10 @@ const std::unordered_map<Ops, Rule>& rules() {
       return std::vector<UOpPtr>{apply_movement(g.uop(), Ops::FLIP, n->as<std::vector<int64_t>>())};
     };
     r[Ops::CONTIGUOUS] = [](const Tensor& g, const UOpPtr&) { return std::vector<UOpPtr>{g.uop()}; };
+    r[Ops::COPY] = [](const Tensor& g, const UOpPtr& n) {
+      const CopyArg& c = n->as<CopyArg>();
+      return std::vector<UOpPtr>{copy_uop(g.uop(), c.to, c.from)};
+    };
     r[Ops::SHRINK_AT] = [](const Tensor&, const UOpPtr&) -> std::vector<UOpPtr> {
       throw Error("backward: narrow at a Variable position has no gradient (it is for inference steps)");
     };
@@ -399,9 +405,25 @@ Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs) {
     u = make_uop(Ops::DETACH, u->dtype, {u});
     needs = false;
   }
-  Tensor t = make_tensor(std::move(u));
-  t.impl()->requires_grad = needs;
-  return t;
+  // The inputs' device: those whose graphs read a buffer must agree (floating ones, constants and
+  // random numbers, are computed wherever they are read).
+  const Tensor* placed = nullptr;
+  for (const Tensor* t : inputs) {
+    if (t->impl()->base ? t->impl()->base->floating : t->impl()->floating) continue;
+    if (placed && placed->device() != t->device())
+      throw Error(std::string(op_name(u->op)) + ": expected all tensors to be on the same device, found " +
+                  placed->device() + " and " + t->device() + " (shapes " + shape_str(placed->shape()) + " and " +
+                  shape_str(t->shape()) + "); move one with .to(device)");
+    placed = t;
+  }
+  auto impl = std::make_shared<TensorImpl>();
+  impl->shape = u->shape;
+  impl->dtype = u->dtype;
+  impl->device = placed ? placed->device() : inputs.size() ? (*inputs.begin())->device() : default_device();
+  impl->floating = !placed;
+  impl->requires_grad = needs;
+  impl->uop = std::move(u);
+  return Tensor(impl);
 }
 
 Tensor with_gradient(
@@ -526,7 +548,7 @@ void Tensor::backward(const Tensor& gradient) const {
   }
   for (size_t i = 0; i < leaves.size(); i++) {
     if (!g[i]) continue;
-    Tensor gi = make_tensor(g[i]);
+    Tensor gi = make_tensor(g[i], leaves[i]->base ? leaves[i]->base->device : leaves[i]->device);
     if (gi.dtype() != leaves[i]->dtype) gi = gi.to(leaves[i]->dtype);
     // Gradients accumulate across backward calls until zero_grad(), as in PyTorch.
     leaves[i]->grad = leaves[i]->grad ? (Tensor(leaves[i]->grad) + gi).impl() : gi.impl();

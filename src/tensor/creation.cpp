@@ -99,29 +99,31 @@ RngState& rng_state() {
   return r;
 }
 
-Tensor Tensor::full(const Shape& shape, Scalar value, std::optional<DType> dtype) {
+Tensor Tensor::full(const Shape& shape, Scalar value, std::optional<DType> dtype, const std::string& device) {
   DType dt = dtype ? *dtype
                    : value.kind() == Scalar::Kind::Float ? kFloat32
                    : value.kind() == Scalar::Kind::Int   ? kInt64
                                                          : kBool;
   checked_nbytes(shape, dt, "full");
-  return broadcast_const(scalar_tensor(value, dt).uop(), shape);
+  return placed_on(broadcast_const(scalar_tensor(value, dt).uop(), shape), device);
 }
-Tensor Tensor::zeros(const Shape& shape, DType dtype) {
+Tensor Tensor::zeros(const Shape& shape, DType dtype, const std::string& device) {
   checked_nbytes(shape, dtype, "zeros");
-  return full(shape, 0, dtype);
+  return full(shape, 0, dtype, device);
 }
-Tensor Tensor::ones(const Shape& shape, DType dtype) {
+Tensor Tensor::ones(const Shape& shape, DType dtype, const std::string& device) {
   checked_nbytes(shape, dtype, "ones");
-  return full(shape, 1, dtype);
+  return full(shape, 1, dtype, device);
 }
-Tensor Tensor::zeros_like(const Tensor& t) { return full(t.shape(), 0, t.dtype()); }
-Tensor Tensor::ones_like(const Tensor& t) { return full(t.shape(), 1, t.dtype()); }
-Tensor Tensor::full_like(const Tensor& t, Scalar value) { return full(t.shape(), value, t.dtype()); }
+Tensor Tensor::zeros_like(const Tensor& t) { return full(t.shape(), 0, t.dtype(), t.device()); }
+Tensor Tensor::ones_like(const Tensor& t) { return full(t.shape(), 1, t.dtype(), t.device()); }
+Tensor Tensor::full_like(const Tensor& t, Scalar value) { return full(t.shape(), value, t.dtype(), t.device()); }
 
-Tensor Tensor::arange(Scalar end, std::optional<DType> dtype) { return arange(0, end, 1, dtype); }
+Tensor Tensor::arange(Scalar end, std::optional<DType> dtype, const std::string& device) {
+  return arange(0, end, 1, dtype, device);
+}
 
-Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype) {
+Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype, const std::string& device) {
   require(step.to_double() != 0, "arange: step must be nonzero");
   double span = end.to_double() - start.to_double();
   require(std::isfinite(span), "arange: start and end must be finite");
@@ -137,60 +139,60 @@ Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType
   auto n = static_cast<int64_t>(count);
   checked_nbytes({n}, dt, "arange");
   checked_nbytes({n}, kFloat64, "arange");  // the values are computed in int64 or float64 first
-  if (!floaty) return (iota(n, kInt64) * step.to_int() + start.to_int()).to(dt);
+  if (!floaty) return placed_on((iota(n, kInt64) * step.to_int() + start.to_int()).to(dt), device);
   // Like PyTorch: start + i * step computed in double, then rounded to the dtype.
-  return (iota(n, kFloat64) * step.to_double() + start.to_double()).to(dt);
+  return placed_on((iota(n, kFloat64) * step.to_double() + start.to_double()).to(dt), device);
 }
 
-Tensor Tensor::linspace(double start, double end, int64_t steps, DType dtype) {
+Tensor Tensor::linspace(double start, double end, int64_t steps, DType dtype, const std::string& device) {
   require(steps >= 0, "linspace: number of steps must be non-negative");
   checked_nbytes({steps}, kFloat64, "linspace");  // computed in float64
-  if (steps <= 1) return full({steps}, start, dtype);
+  if (steps <= 1) return full({steps}, start, dtype, device);
   double step = (end - start) / static_cast<double>(steps - 1);
   // Both halves are anchored at their end, as PyTorch does, so the last value is exactly `end`.
   Tensor i = iota(steps, kFloat64);
   Tensor lo = i * step + start, hi = (i - static_cast<double>(steps - 1)) * step + end;
-  return lazygrad::where(i.lt(static_cast<double>(steps / 2)), lo, hi).to(dtype);
+  return placed_on(lazygrad::where(i.lt(static_cast<double>(steps / 2)), lo, hi).to(dtype), device);
 }
 
-Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype) {
+Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype, const std::string& device) {
   int64_t cols = m.value_or(n);
   require(n >= 0 && cols >= 0, "eye: sizes must be non-negative, got " + std::to_string(n) + " and " + std::to_string(cols));
   checked_nbytes({n, cols}, dtype, "eye");
   Tensor r = iota(n, kInt64).reshape({n, 1}), c = iota(cols, kInt64).reshape({1, cols});
-  return r.eq(c).to(dtype);
+  return placed_on(r.eq(c).to(dtype), device);
 }
 
 void Tensor::manual_seed(uint64_t s) { seed(rng(), s); }
 
-Tensor Tensor::rand(const Shape& shape, DType dtype) {
+Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device) {
   require(is_float(dtype), "rand: dtype must be floating point");
-  return uniform01(random_numel(shape, dtype == kFloat64, "rand"), dtype).reshape(shape);
+  return placed_on(uniform01(random_numel(shape, dtype == kFloat64, "rand"), dtype).reshape(shape), device);
 }
 
-Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype) {
+Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype, const std::string& device) {
   require(is_float(dtype), "uniform: dtype must be floating point");
   Tensor u =
       uniform01(random_numel(shape, dtype == kFloat64, "uniform"), dtype == kFloat64 ? kFloat64 : kFloat32);
-  return (u * (high - low) + low).to(dtype).reshape(shape);
+  return placed_on((u * (high - low) + low).to(dtype).reshape(shape), device);
 }
 
-Tensor Tensor::randn(const Shape& shape, DType dtype) {
+Tensor Tensor::randn(const Shape& shape, DType dtype, const std::string& device) {
   require(is_float(dtype), "randn: dtype must be floating point");
   int64_t n = random_numel(shape, dtype == kFloat64, "randn");
   DType dt = dtype == kFloat64 ? kFloat64 : kFloat32;
   // Box-Muller: 1 - u1 is in (0, 1], so the log is finite.
   Tensor u1 = uniform01(n, dt), u2 = uniform01(n, dt);
   Tensor r = ((1.0 - u1).log() * -2.0).sqrt();
-  return (r * (u2 * (2 * std::numbers::pi)).cos()).to(dtype).reshape(shape);
+  return placed_on((r * (u2 * (2 * std::numbers::pi)).cos()).to(dtype).reshape(shape), device);
 }
 
-Tensor Tensor::randint(int64_t low, int64_t high, const Shape& shape, DType dtype) {
+Tensor Tensor::randint(int64_t low, int64_t high, const Shape& shape, DType dtype, const std::string& device) {
   int64_t n = random_numel(shape, true, "randint");
   require(high > low, "randint: high (" + std::to_string(high) + ") must be greater than low (" + std::to_string(low) + ")");
   Tensor u = uniform_f64(n);
   Tensor v = (u * static_cast<double>(high - low)).floor().to(kInt64) + low;
-  return v.to(dtype).reshape(shape);
+  return placed_on(v.to(dtype).reshape(shape), device);
 }
 
 }  // namespace lazygrad

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "engine/schedule.h"
 #include "lazygrad/variable.h"
 #include "shape/size.h"
 #include "tensor/tensor_impl.h"

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <deque>
 #include <iomanip>
 #include <mutex>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "engine/schedule.h"
 #include "lazygrad/variable.h"
 #include "runtime/buffer.h"
+#include "runtime/device.h"
 #include "shape/size.h"
 #include "tensor/tensor_impl.h"
 
@@ -27,11 +29,6 @@ void require(bool ok, const std::string& message) {
 // The views fold into one ShapeTracker when a kernel is lowered.
 UOpPtr apply_movement(const UOpPtr& u, Ops op, const std::vector<int64_t>& arg) {
   return make_uop(op, u->dtype, {u}, arg);
-}
-
-const UOp* contiguous_buffer_node(const UOp* u) {
-  while (u->op == Ops::RESHAPE) u = u->src[0].get();
-  return u->op == Ops::BUFFER ? u : nullptr;
 }
 
 namespace {
@@ -76,12 +73,67 @@ UOpPtr TensorImpl::current() const {
   return v;
 }
 
-Tensor make_tensor(UOpPtr u) {
+std::string graph_device(const UOp* root) {
+  // Breadth first: the nearest buffer is usually a step or two away (a weight), where depth first
+  // would walk a long chain of activations down to the input.
+  std::deque<const UOp*> todo{root};
+  std::unordered_set<const UOp*> seen{root};
+  while (!todo.empty()) {
+    const UOp* u = todo.front();
+    todo.pop_front();
+    if (u->op == Ops::BUFFER) return u->as<std::shared_ptr<Buffer>>()->device;
+    if (u->op == Ops::COPY) return u->as<CopyArg>().to;
+    for (const auto& s : u->src)
+      if (seen.insert(s.get()).second) todo.push_back(s.get());
+  }
+  return "";
+}
+
+Tensor make_tensor(UOpPtr u, const std::string& device) {
   auto impl = std::make_shared<TensorImpl>();
   impl->shape = u->shape;
   impl->dtype = u->dtype;
+  impl->device = graph_device(u.get());
+  impl->floating = impl->device.empty();
+  if (impl->floating) impl->device = device.empty() ? default_device() : canonical_device(device);
   impl->uop = std::move(u);
   return Tensor(impl);
+}
+
+Tensor placed_on(Tensor t, const std::string& device) {
+  if (device.empty()) return t;
+  std::string d = lazygrad::device(device).name();  // an Error naming why, when it cannot be opened
+  TensorImpl& base = t.impl()->base ? *t.impl()->base : *t.impl();
+  if (base.floating) {
+    base.device = d;
+  } else if (base.device != d) {
+    return t.to(d);  // a factory's buffer (from_bytes, empty) is made on the default device first
+  }
+  return t;
+}
+
+void move_to_device(const Tensor& t, const std::string& device) {
+  TensorImpl& impl = *t.impl();
+  if (impl.base) throw Error("to: a view (shape " + shape_str(impl.shape) + ") cannot be moved in place; move its base");
+  std::string to = lazygrad::device(device).name();
+  if (impl.device == to) return;
+  Tensor moved;
+  {
+    NoGrad off;
+    moved = t.detach().to(to).contiguous();
+    moved.realize();
+  }
+  impl.uop = moved.uop();
+  impl.device = to;
+  impl.floating = false;
+  impl.past.clear();  // graphs of the old values, on the old device
+  if (impl.grad) move_to_device(Tensor(impl.grad), to);
+}
+
+UOpPtr copy_uop(const UOpPtr& u, const std::string& from, const std::string& to) {
+  const UOp* b = contiguous_buffer_node(u.get());
+  UOpPtr src = b && b->numel() == u->numel() ? u : make_uop(Ops::CONTIGUOUS, u->dtype, {u});
+  return make_uop_with_shape(Ops::COPY, u->dtype, {src}, CopyArg{from, to}, u->shape);
 }
 
 Tensor make_view(const Tensor& t, Ops op, std::vector<int64_t> arg, Shape shape) {
@@ -94,6 +146,8 @@ Tensor make_view(const Tensor& t, Ops op, std::vector<int64_t> arg, Shape shape)
   impl->view_ops.emplace_back(op, std::move(arg));
   impl->shape = std::move(shape);
   impl->dtype = src->dtype;
+  impl->device = src->device;
+  impl->floating = src->floating;
   impl->requires_grad = src->requires_grad;
   return Tensor(impl);
 }
@@ -116,7 +170,7 @@ std::shared_ptr<Buffer> contiguous_buffer(const Tensor& t) {
   if (auto b = as_buffer(u); b && b->size == u->numel()) return b;
   UOpPtr c = make_uop(Ops::CONTIGUOUS, u->dtype, {u});
   std::vector<UOpPtr> targets{c};  // held by c and the vector: realize_uops' contract
-  return as_buffer(realize_uops(targets)[0]);
+  return as_buffer(realize_uops(targets, {t.device()})[0]);
 }
 
 // n values on the host; memory the machine will not give is an OutOfMemoryError naming the bytes.
@@ -177,7 +231,7 @@ T read_element(const void* data, DType dt, int64_t i) {
 
 const Shape& Tensor::shape() const { return checked(impl_).shape; }
 DType Tensor::dtype() const { return checked(impl_).dtype; }
-std::string Tensor::device() const { return "CPU"; }
+std::string Tensor::device() const { return checked(impl_).base ? impl_->base->device : impl_->device; }
 // Every shape is checked where it is made, so these never throw; checked all the same, since a count
 // that wrapped would size a buffer too small for the kernel that fills it.
 int64_t Tensor::numel() const { return checked_numel(shape(), "numel"); }
@@ -270,19 +324,22 @@ void realize(std::vector<Tensor> tensors) {
   for (const auto& b : bases) graphs.push_back(b->uop);
   if (auto written = assigned_buffers(graphs); !written.empty()) add_live_readers(written, bases);
   std::vector<UOpPtr> targets;
+  std::vector<std::string> devices;
   std::vector<BufferVersions> versions;
   for (const auto& b : bases) {
     targets.push_back(b->uop);
+    devices.push_back(b->device);
     versions.push_back(b->requires_grad ? versions_read(b->uop) : BufferVersions{});
   }
   graphs.clear();
   forget_dead_graphs();
   // Done before an interrupt the run deferred past its in-place writes is raised: a live reader of
   // a buffer they overwrote must hold what was computed from the old contents, not its graph.
-  realize_uops(targets, kept_graphs(), [&](const std::vector<UOpPtr>& done) {
+  realize_uops(targets, devices, kept_graphs(), [&](const std::vector<UOpPtr>& done) {
     for (size_t i = 0; i < bases.size(); i++) {
       remember_graph(*bases[i], targets[i], done[i], std::move(versions[i]));
       bases[i]->uop = done[i];
+      bases[i]->floating = false;  // a buffer on its device now
     }
   });
 }
@@ -304,7 +361,14 @@ std::vector<T> Tensor::to_vector() const {
   auto buf = contiguous_buffer(*this);
   const int64_t n = numel();
   std::vector<T> out = host_vector<T>(n, "to_vector");
-  const void* data = buf->data();
+  if (n == 0) return out;
+  const void* data = buf->host_ptr();
+  std::vector<std::byte> staging;  // another device's memory comes to the host first
+  if (!data) {
+    staging = host_vector<std::byte>(static_cast<int64_t>(buf->nbytes()), "to_vector");
+    buf->copyout(staging);
+    data = staging.data();
+  }
   for (int64_t i = 0; i < n; i++) out[i] = read_element<T>(data, buf->dtype, i);
   return out;
 }
@@ -317,33 +381,52 @@ T Tensor::item() const {
 }
 
 template <class T>
-Tensor Tensor::from_vector(const std::vector<T>& data, const Shape& shape) {
+Tensor Tensor::from_vector(const std::vector<T>& data, const Shape& shape, const std::string& device) {
   int64_t n = checked_numel(shape, "from_vector");
   require(data.size() == static_cast<uint64_t>(n),
           "from_vector: " + std::to_string(data.size()) + " values do not fill shape " + shape_str(shape));
   if constexpr (std::is_same_v<T, bool>) {
     std::vector<uint8_t> bytes = host_vector<uint8_t>(n, "from_vector");
     std::copy(data.begin(), data.end(), bytes.begin());
-    return from_bytes(bytes.data(), bytes.size(), shape, kBool);
+    return from_bytes(bytes.data(), bytes.size(), shape, kBool, device);
   } else {
-    return from_bytes(data.data(), data.size() * sizeof(T), shape, dtype_of<T>());
+    return from_bytes(data.data(), data.size() * sizeof(T), shape, dtype_of<T>(), device);
   }
 }
 
-Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype) {
+Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype,
+                          const std::string& device) {
   int64_t n = checked_numel(shape, "from_bytes");
   require(nbytes == static_cast<uint64_t>(checked_nbytes(shape, dtype, "from_bytes")),
           "from_bytes: " + std::to_string(nbytes) + " bytes do not fill shape " + shape_str(shape) + " of " +
               std::string(dtype_name(dtype)));
-  auto buf = std::make_shared<Buffer>("CPU", dtype, n);
-  if (nbytes) std::memcpy(buf->data(), data, nbytes);
+  auto buf = std::make_shared<Buffer>(device.empty() ? default_device() : device, dtype, n);
+  if (nbytes) buf->copyin({static_cast<const std::byte*>(data), nbytes});
   return make_tensor(buffer_view(buf, shape));
 }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype) {
+Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device) {
   checked_nbytes(shape, dtype, "empty");
-  return make_tensor(
-      buffer_view(std::make_shared<Buffer>("CPU", dtype, checked_numel(shape, "empty")), shape));
+  return make_tensor(buffer_view(std::make_shared<Buffer>(device.empty() ? default_device() : device, dtype,
+                                                          checked_numel(shape, "empty")),
+                                 shape));
+}
+
+Tensor Tensor::to(const std::string& device) const {
+  std::string to = lazygrad::device(device).name();  // an Error naming why, when it cannot be opened
+  const std::string& from = checked(impl_).base ? impl_->base->device : impl_->device;
+  if (to == from) return *this;
+  const TensorImpl& self = *impl_;
+  bool floating = self.base ? self.base->floating : self.floating;
+  if (floating) {  // nothing to copy: the constants are computed where they are read
+    Tensor t = make_tensor(uop(), to);
+    t.impl()->requires_grad = requires_grad();
+    return t;
+  }
+  Tensor t = make_result(copy_uop(uop(), from, to), {this});
+  t.impl()->device = to;
+  t.impl()->floating = false;
+  return t;
 }
 
 namespace {
@@ -526,36 +609,36 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_
 // The element types from_vector, item and to_vector accept.
 template std::vector<float> Tensor::to_vector<float>() const;
 template float Tensor::item<float>() const;
-template Tensor Tensor::from_vector<float>(const std::vector<float>&, const Shape&);
+template Tensor Tensor::from_vector<float>(const std::vector<float>&, const Shape&, const std::string&);
 template std::vector<double> Tensor::to_vector<double>() const;
 template double Tensor::item<double>() const;
-template Tensor Tensor::from_vector<double>(const std::vector<double>&, const Shape&);
+template Tensor Tensor::from_vector<double>(const std::vector<double>&, const Shape&, const std::string&);
 template std::vector<bool> Tensor::to_vector<bool>() const;
 template bool Tensor::item<bool>() const;
-template Tensor Tensor::from_vector<bool>(const std::vector<bool>&, const Shape&);
+template Tensor Tensor::from_vector<bool>(const std::vector<bool>&, const Shape&, const std::string&);
 template std::vector<uint8_t> Tensor::to_vector<uint8_t>() const;
 template uint8_t Tensor::item<uint8_t>() const;
-template Tensor Tensor::from_vector<uint8_t>(const std::vector<uint8_t>&, const Shape&);
+template Tensor Tensor::from_vector<uint8_t>(const std::vector<uint8_t>&, const Shape&, const std::string&);
 template std::vector<int8_t> Tensor::to_vector<int8_t>() const;
 template int8_t Tensor::item<int8_t>() const;
-template Tensor Tensor::from_vector<int8_t>(const std::vector<int8_t>&, const Shape&);
+template Tensor Tensor::from_vector<int8_t>(const std::vector<int8_t>&, const Shape&, const std::string&);
 template std::vector<int16_t> Tensor::to_vector<int16_t>() const;
 template int16_t Tensor::item<int16_t>() const;
-template Tensor Tensor::from_vector<int16_t>(const std::vector<int16_t>&, const Shape&);
+template Tensor Tensor::from_vector<int16_t>(const std::vector<int16_t>&, const Shape&, const std::string&);
 template std::vector<uint16_t> Tensor::to_vector<uint16_t>() const;
 template uint16_t Tensor::item<uint16_t>() const;
-template Tensor Tensor::from_vector<uint16_t>(const std::vector<uint16_t>&, const Shape&);
+template Tensor Tensor::from_vector<uint16_t>(const std::vector<uint16_t>&, const Shape&, const std::string&);
 template std::vector<int32_t> Tensor::to_vector<int32_t>() const;
 template int32_t Tensor::item<int32_t>() const;
-template Tensor Tensor::from_vector<int32_t>(const std::vector<int32_t>&, const Shape&);
+template Tensor Tensor::from_vector<int32_t>(const std::vector<int32_t>&, const Shape&, const std::string&);
 template std::vector<uint32_t> Tensor::to_vector<uint32_t>() const;
 template uint32_t Tensor::item<uint32_t>() const;
-template Tensor Tensor::from_vector<uint32_t>(const std::vector<uint32_t>&, const Shape&);
+template Tensor Tensor::from_vector<uint32_t>(const std::vector<uint32_t>&, const Shape&, const std::string&);
 template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
 template int64_t Tensor::item<int64_t>() const;
-template Tensor Tensor::from_vector<int64_t>(const std::vector<int64_t>&, const Shape&);
+template Tensor Tensor::from_vector<int64_t>(const std::vector<int64_t>&, const Shape&, const std::string&);
 template std::vector<uint64_t> Tensor::to_vector<uint64_t>() const;
 template uint64_t Tensor::item<uint64_t>() const;
-template Tensor Tensor::from_vector<uint64_t>(const std::vector<uint64_t>&, const Shape&);
+template Tensor Tensor::from_vector<uint64_t>(const std::vector<uint64_t>&, const Shape&, const std::string&);
 
 }  // namespace lazygrad

@@ -27,6 +27,12 @@ struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
   std::vector<MovementOp> view_ops;    // applied to the base's current graph, in order
   Shape shape;
   DType dtype = kFloat32;
+  // Where a base's values live or will be computed (canonical: "CPU", "CL:1"); a view's is its
+  // base's. A graph that reads no buffer (constants, random numbers) is `floating`: it is computed
+  // inside whatever kernel reads it, so it may meet a tensor of another device (as PyTorch lets a
+  // 0-dim CPU tensor meet a CUDA one); `device` then says where it runs when realized alone.
+  std::string device = "CPU";
+  bool floating = false;
   bool requires_grad = false;          // a leaf marked by the user, or computed from one
   std::shared_ptr<TensorImpl> grad;    // a leaf's accumulated gradient (lazy)
   // A leaf's graphs before its in-place updates (under NoGrad, as an optimizer's): a forward pass
@@ -41,9 +47,21 @@ struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
 
 // Builders shared by the frontend files.
 UOpPtr apply_movement(const UOpPtr& u, Ops op, const std::vector<int64_t>& arg);
-// The BUFFER under a chain of reshapes (a contiguous view of the whole buffer), or null.
-const UOp* contiguous_buffer_node(const UOp* u);
-Tensor make_tensor(UOpPtr u);                    // a new base tensor, computed from no tensor
+// A new base tensor, computed from no tensor: on the device of the buffers its graph reads (the
+// target of a COPY in it), else on `device` ("" or absent: the default device).
+Tensor make_tensor(UOpPtr u, const std::string& device = "");
+// The device of the first buffer (or COPY target) below u, breadth first; "" when it reads none.
+std::string graph_device(const UOp* u);
+// t (a fresh tensor from a factory) placed on `device` ("": as it is); Error when the device is
+// unknown or missing.
+Tensor placed_on(Tensor t, const std::string& device);
+// u (a value on device `from`) copied to device `to`: COPY of u, or of its contiguous copy when u is
+// not a whole buffer.
+UOpPtr copy_uop(const UOpPtr& u, const std::string& from, const std::string& to);
+// Moves a base tensor's values (and its grad's) to `device` in place, keeping its identity, so every
+// handle (a module's field, an optimizer's list) sees the move: what nn::Module::to does. Graphs
+// built before the move keep reading the old values.
+void move_to_device(const Tensor& t, const std::string& device);
 // A new base tensor computed from `inputs`: it requires grad if one of them does, unless a NoGrad is
 // alive, and then it is cut off from the gradient graph (DETACH).
 Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs);

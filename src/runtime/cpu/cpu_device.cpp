@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <unordered_map>
@@ -17,6 +19,7 @@
 #include "lazygrad/error.h"
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
+#include "renderer/renderer.h"
 #include "runtime/interrupt.h"
 #include "runtime/thread_pool.h"
 #include "shape/size.h"
@@ -66,8 +69,15 @@ class CpuProgram : public Program {
   ~CpuProgram() override { dlclose(handle_); }
   CpuProgram(const CpuProgram&) = delete;
   CpuProgram& operator=(const CpuProgram&) = delete;
-  int launch(std::span<void* const> buffers, std::span<const int64_t> vars, int64_t global_size,
-             int64_t work_per_item, const volatile int* stop) const override {
+  LaunchResult launch(const LaunchArgs& a) const override {
+    auto t0 = std::chrono::steady_clock::now();
+    int err = run(a.buffers, a.vars, a.global_size, a.work_per_item, a.stop);
+    return {err, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+  }
+
+ private:
+  int run(std::span<void* const> buffers, std::span<const int64_t> vars, int64_t global_size,
+          int64_t work_per_item, const volatile int* stop) const {
     const Settings& s = settings();
     int chunks = 1;
     if (saturating_mul(global_size, std::max<int64_t>(work_per_item, 1)) >= kMinParallelWork)
@@ -86,7 +96,6 @@ class CpuProgram : public Program {
     return err;
   }
 
- private:
   void* handle_;
   KernelFn fn_;
   ThreadPool* (*pool_)();
@@ -106,20 +115,51 @@ ThreadPool* shared_pool() {
   return pool.get();
 }
 
+// Host memory, 64-byte aligned (a cache line; an AVX-512 vector).
+class CpuAllocator : public PooledAllocator {
+ public:
+  void copyin(void* dst, std::span<const std::byte> src) override {
+    if (!src.empty()) std::memcpy(dst, src.data(), src.size());
+  }
+  void copyout(std::span<std::byte> dst, void* src) override {
+    if (!dst.empty()) std::memcpy(dst.data(), src, dst.size());
+  }
+  void* host_ptr(void* handle) const override { return handle; }
+
+ protected:
+  void* raw_alloc(size_t bytes) override { return std::aligned_alloc(64, bytes); }
+  void raw_free(void* handle) noexcept override { std::free(handle); }
+};
+
+DeviceInfo cpu_info(const std::string& name) {
+  int status = 0;
+  std::string v = run_command(quote(settings().cc) + " --version", status);
+  std::string first = v.substr(0, v.find('\n'));
+  bool ok = status == 0;
+  return {name,
+          (ok ? first : "compiler '" + settings().cc + "' not found") + ", " + std::to_string(settings().threads) +
+              " threads",
+          ok};
+}
+
+// "CPU", and "CPU:1", "CPU:2", ...: virtual devices over the same cores and kernel objects, each
+// with its own memory, so that code for several devices can be tested on one machine.
 class CpuDevice : public Device {
  public:
-  DeviceInfo info() const override {
-    int status = 0;
-    std::string v = run_command(quote(settings().cc) + " --version", status);
-    std::string first = v.substr(0, v.find('\n'));
-    bool ok = status == 0;
-    return {"CPU",
-            (ok ? first : "compiler '" + settings().cc + "' not found") + ", " +
-                std::to_string(settings().threads) + " threads",
-            ok};
-  }
+  explicit CpuDevice(std::string name) : Device(std::move(name)) {}
+  DeviceInfo info() const override { return cpu_info(name()); }
+  Allocator& allocator() override { return allocator_; }
+  const Renderer& renderer() const override { return c_renderer(); }
 
   std::shared_ptr<Program> compile(const std::string& name, const std::string& source) override {
+    return compile_c(name, source);
+  }
+
+ private:
+  CpuAllocator allocator_;
+
+  // Shared by the CPU devices: one object per kernel in the process.
+  static std::shared_ptr<Program> compile_c(const std::string& name, const std::string& source) {
     const Settings& s = settings();
     std::string key = hex64(fnv1a(source + "\n" + s.cc + "\n" + s.cflags));
     {
@@ -155,7 +195,6 @@ class CpuDevice : public Device {
     return program;
   }
 
- private:
   // The entry of the object at `so`, and its handle (both null if it does not load).
   static Loaded load(const std::string& so, const std::string& name) {
     void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -219,19 +258,19 @@ class CpuDevice : public Device {
     replace_file(tmp + ".so", base + ".so");
   }
 
-  std::mutex mu_;
+  static inline std::mutex mu_;
   // Programs alive now, by their source's hash: a kernel asked for again while some holder has it is
   // that one program; a kernel no one holds is unloaded (CpuProgram) and loads again from the disk.
-  std::unordered_map<std::string, std::weak_ptr<Program>> loaded_;
+  static inline std::unordered_map<std::string, std::weak_ptr<Program>> loaded_;
   static inline std::atomic<int> counter_{0};
   static inline std::mutex counters_mu_;
 };
 
 }  // namespace
 
-Device& cpu_device() {
-  static CpuDevice dev;
-  return dev;
-}
+std::unique_ptr<Device> open_cpu_device(const std::string& name, int) { return std::make_unique<CpuDevice>(name); }
+
+// The CPU is always there; the entry says whether its compiler is.
+std::vector<DeviceInfo> list_cpu_devices() { return {cpu_info("CPU")}; }
 
 }  // namespace lazygrad

@@ -1,0 +1,35 @@
+// What a device can do, as the optimizer and the engine see it: each renderer publishes one
+// (renderer/renderer.h), and nothing past this description asks which device a kernel is for.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace lazygrad {
+
+struct Target {
+  std::string language;  // "C", "OpenCL C"
+  // Vector lanes: the widest vector in bytes a kernel may compute with (0: scalars only).
+  int64_t vector_bytes = 0;
+  // The CPU's execution model: the kernel loops over a slice [gstart, gend) of the global range,
+  // one slice per thread, and returns its error word. Otherwise the device runs one work-item per
+  // global index on a grid of work-groups and the kernel writes its error word atomically into a
+  // buffer the device reads at synchronize().
+  bool thread_slices = true;
+  bool scratch = true;          // a kernel may allocate scratch (staged loads) at run time
+  bool interrupt_polls = true;  // a kernel reads the Ctrl-C flag in its long loops
+  int64_t local_memory = 0;     // bytes of memory a work-group shares (0: no work-groups)
+  std::array<int64_t, 3> max_local{1, 1, 1};         // work-items per group, per axis
+  int64_t max_group_size = 1;                         // work-items per group in all
+  std::array<int64_t, 3> max_grid{INT64_MAX, 1, 1};  // groups per axis
+  // Dtypes it can hold. float16 and bfloat16 are stored as 16 bits and computed in float32 on every
+  // device; these are about storage and arithmetic of the wide types.
+  bool float64 = true, float16 = true, int64 = true;
+  bool keeps_subnormals = true;  // arithmetic keeps subnormal values (FTZ=0 parity cases need it)
+};
+
+// The CPU's: vectors of up to 64 bytes (AVX-512), thread slices, scratch, Ctrl-C polls.
+Target cpu_target();
+
+}  // namespace lazygrad

@@ -1,0 +1,38 @@
+// The C-style base renderer: one statement per linear IR step, for every language of the C family.
+// A language is a CStyleLanguage: its target and the handful of spellings in which C dialects
+// differ (tinygrad's renderer/cstyle.py does the same with class attributes). c_renderer.cpp and
+// opencl_renderer.cpp fill one each; a new C-family backend (CUDA, Metal) adds one more.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "codegen/linearize.h"
+#include "codegen/target.h"
+
+namespace lazygrad {
+
+struct CStyleLanguage {
+  Target target;
+  std::string preamble;            // includes, typedefs, pragmas at the top of every kernel
+  std::string kernel_prefix;       // before a work-group kernel's name: "__kernel void "
+  std::string buffer_prefix;       // before a buffer parameter's type: "__global "
+  std::string global_id;           // this work-item's global index: "get_global_id(0)"
+  bool float_suffix = true;        // C's sinf and sqrtf; OpenCL C overloads sin and sqrt instead
+  std::string bool_storage = "_Bool";  // how a bool is stored (OpenCL forbids bool in a buffer)
+  std::string nan32, nan64, inf32, inf64;  // the literals
+  // Helpers by name (as the base calls them) whose code this language spells its own way: lg_fbits
+  // (float bits and back), lg_vfma_1 (a * b + c with one rounding), lg_bits_f64 (a scalar argument
+  // from its float64 bits).
+  std::map<std::string, std::string> helpers;
+};
+
+// The source of one kernel in `lang`. On a target with thread slices (the CPU) it defines
+// `int <name>_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend,
+// const volatile int* stop)`, returning the kernel's error word; otherwise the work-group kernel
+// `<name>(buffers..., one int64 per scalar argument (its float64 bits for a float), int* lg_err,
+// uint lg_launch)`, one work-item per global index, which reports an error word by an atomic
+// compare-and-swap into lg_err[0] (and its launch in lg_err[1]) when lg_err[0] is still 0.
+std::string render_c_style(const CStyleLanguage& lang, const Kernel& k, const LinearKernel& lin);
+
+}  // namespace lazygrad

@@ -1,0 +1,26 @@
+// Renderers: linear IR to a device's source. One C-style base (c_style.cpp) and a small subclass
+// per language: C for the CPU (c_renderer.cpp), OpenCL C (opencl_renderer.cpp). Each publishes a
+// Target, what its device can do, and the optimizer and the engine read that, never a device name.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "codegen/linearize.h"
+#include "codegen/target.h"
+
+namespace lazygrad {
+
+class Renderer {
+ public:
+  virtual ~Renderer() = default;
+  virtual const Target& target() const = 0;
+  // The source of one kernel. Its entry point is named `<k.name>_entry` on the CPU (see
+  // c_renderer.cpp) and `<k.name>` on devices with work-groups.
+  virtual std::string render(const Kernel& k, const LinearKernel& lin) const = 0;
+};
+
+const Renderer& c_renderer();                                   // the CPU's
+std::unique_ptr<Renderer> make_opencl_renderer(Target target);  // per OpenCL device (its dtypes, sizes)
+
+}  // namespace lazygrad
