@@ -10,7 +10,7 @@ CMAKE_ARGS ?=
 CACHE_DIR = $(or $(LAZYGRAD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/lazygrad)
 FORMAT_DIRS = include src apps tests bench examples
 
-.PHONY: all deps build demo charlm test lines bench sanitize format clean fixtures fuzz-compiler
+.PHONY: all deps build demo charlm test test-cl lines bench sanitize format clean fixtures fuzz-compiler
 
 all: build
 
@@ -40,14 +40,26 @@ charlm: build
 # After the tests: how many kernels this run compiled and the compiler's time (the budget to watch),
 # from the log the runtime appends to in the cache folder.
 # The training tests read Fashion-MNIST (Debian's dataset-fashion-mnist, 30 MB) and the Python
-# tests compare with PyTorch (python3-torch): installed here so that CI runs them instead of
-# skipping them.
+# tests compare with PyTorch (python3-torch); the `cl` suites run on PoCL (OpenCL on the CPU):
+# installed here so that CI runs them instead of skipping them.
+TEST_PACKAGES = dataset-fashion-mnist python3-torch pocl-opencl-icd ocl-icd-opencl-dev clinfo
 test: build
-	@bash scripts/install-deps.sh dataset-fashion-mnist python3-torch
+	@bash scripts/install-deps.sh $(TEST_PACKAGES)
 	@if [ -f '$(CACHE_DIR)/compile-log.tsv' ]; then wc -l < '$(CACHE_DIR)/compile-log.tsv'; else echo 0; fi > $(BUILD)/.compile-log-start
 	ctest --test-dir $(BUILD) --output-on-failure -j 2
 	@tail -n +$$(( $$(cat $(BUILD)/.compile-log-start) + 1 )) '$(CACHE_DIR)/compile-log.tsv' 2>/dev/null | \
 	  awk -F'\t' '{n++; s+=$$2} END {printf "kernel compiles: %d kernels compiled in %.1f s of compiler time (cache %s)\n", n, s, "$(CACHE_DIR)"}'
+
+# Every device-agnostic suite on OpenCL (DEVICE=CL), the parity suites whole. PoCL compiles each of
+# their thousands of kernels with its own LLVM, so `make test` runs a chosen part (label cl) and this
+# runs the rest (docs/devices.md): about NN minutes cold on 2 cores.
+CL_SUITES = test_autograd test_core_grads test_nn test_optim test_jit test_training_step test_grad_smoke \
+            test_reductions test_math test_functional test_indexing test_linalg test_variable test_random \
+            test_ops_torch test_devices
+test-cl: build
+	@bash scripts/install-deps.sh $(TEST_PACKAGES)
+	@set -e; for t in $(CL_SUITES); do echo "== DEVICE=CL $$t"; \
+	  DEVICE=CL FTZ=0 LAZYGRAD_TEST_FIXTURES=$(CURDIR)/tests/fixtures ./$(BUILD)/$$t --gtest_brief=1; done
 
 # Regenerates tests/fixtures/ from PyTorch (Debian's python3-torch, run by Debian's own python3) and
 # SentencePiece (python3-sentencepiece: tests/fixtures/spm_tokenizer.json).

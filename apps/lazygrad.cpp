@@ -35,7 +35,10 @@ int cmd_help(const Args& args);
 
 const Command kCommands[] = {
     {"info", "", "print the version, devices and settings",
-     "Settings come from the environment: DEBUG, THREADS, FTZ, CC, LAZYGRAD_CACHE.", cmd_info},
+     "Settings come from the environment: DEBUG, THREADS, FTZ, CC, LAZYGRAD_CACHE, DEVICE (the default\n"
+     "device), CL_PLATFORM and CL_DEVICE (which OpenCL device is CL: an index or part of its name).\n"
+     "A device kind that is missing says why.",
+     cmd_info},
     {"help", "[COMMAND]", "show help for lazygrad or for one command", "", cmd_help},
     {"train",
      "fashion-mnist [--model mlp|cnn] [--epochs N] [--batch-size B] [--lr X] [--seed S] [--data DIR] "
@@ -151,7 +154,8 @@ int cmd_info(const Args& args) {
             << "  flush_denormals  " << (s.flush_denormals ? "true" : "false") << "  (FTZ)\n"
             << "  cc               " << or_none(s.cc) << "  (CC)\n"
             << "  cflags           " << or_none(s.cflags) << "\n"
-            << "  cache_dir        " << or_none(s.cache_dir) << "  (LAZYGRAD_CACHE)\n";
+            << "  cache_dir        " << or_none(s.cache_dir) << "  (LAZYGRAD_CACHE)\n"
+            << "  default device   " << lazygrad::default_device() << "  (DEVICE)\n";
   return 0;
 }
 

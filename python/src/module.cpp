@@ -3,6 +3,7 @@
 #include "bindings.h"
 #include "lazygrad/counters.h"
 #include "lazygrad/runtime.h"
+#include "runtime/device.h"
 
 namespace py = pybind11;
 using lazygrad::GlobalCounters;
@@ -41,4 +42,15 @@ PYBIND11_MODULE(_C, m) {
   counter(gc, "mem_used", GlobalCounters::mem_used);
   gc.def_static("reset", &GlobalCounters::reset);
   m.def("version", &lazygrad::version);
+  m.def(
+      "devices",
+      [] {
+        py::list out;
+        for (const lazygrad::DeviceInfo& d : lazygrad::devices()) out.append(py::make_tuple(d.name, d.available, d.detail));
+        return out;
+      },
+      "(name, available, detail) of every device found, and why each missing kind is missing");
+  m.def("default_device", &lazygrad::default_device);
+  m.def("set_default_device", &lazygrad::set_default_device, py::arg("device"));
+  m.def("canonical_device", &lazygrad::canonical_device, py::arg("device"));
 }

@@ -308,6 +308,14 @@ numpy array (any dtype, any strides) or another Tensor.)doc");
           py::arg("device") = py::none(), py::arg("dtype") = py::none())
       .def("cpu", [](const Tensor& t) { return t.to("CPU"); })
       .def(
+          "to_",
+          [](Tensor& t, py::handle device) {
+            Unlocked u;  // the copy runs now
+            move_to_device(t.impl()->base ? Tensor(t.impl()->base) : t, device_name(device));
+            return t;
+          },
+          py::arg("device"), "Moves the tensor to the device in place (tinygrad's to_): every handle sees it.")
+      .def(
           "cast", [](const Tensor& t, py::handle dtype) { return t.to(*to_dtype(dtype)); }, py::arg("dtype"))
       .def("float", [](const Tensor& t) { return t.to(kFloat32); })
       .def("half", [](const Tensor& t) { return t.to(kFloat16); })

@@ -392,6 +392,17 @@ void column_blocks(const KernelAxes& ax, int64_t reduce_size, const std::vector<
 }
 }  // namespace
 
+std::vector<Opt> fit_to_target(const Kernel& k, std::vector<Opt> opts, const Target& target) {
+  if (target.vector_bytes > 0) return opts;
+  std::erase_if(opts, [](const Opt& o) { return o.kind == AxisKind::Vector; });
+  try {
+    apply_opts(k, opts);
+    return opts;
+  } catch (const Error&) {
+    return required_opts(k);
+  }
+}
+
 std::vector<Opt> default_opts(const Kernel& k, const Target& target) {
   if (target.vector_bytes == 0) return required_opts(k);
   KernelAxes ax = kernel_axes(k);

@@ -43,6 +43,10 @@ KernelAxes kernel_axes(const Kernel& k);
 // its reader (docs/optimizer.md) gets the row as a Loop, so it is computed once per row.
 std::vector<Opt> required_opts(const Kernel& k);
 
+// opts with what the target cannot do taken out (vector lanes where it has none); required_opts when
+// what is left no longer fits the kernel. For opts chosen elsewhere (the fuzzer's, a test's).
+std::vector<Opt> fit_to_target(const Kernel& k, std::vector<Opt> opts, const Target& target);
+
 // Hand-written defaults for the target: vector lanes along the axis most loads read contiguously, a
 // register tile over output axes that some input is broadcast along. A target without vectors gets
 // what every kernel needs (required_opts) for now.

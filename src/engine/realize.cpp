@@ -77,7 +77,7 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
       continue;
     }
     const Target& target = dev->renderer().target();
-    std::vector<Opt> opts = choose.fn  ? choose.fn(k)
+    std::vector<Opt> opts = choose.fn  ? fit_to_target(k, choose.fn(k), target)
                             : noopt    ? required_opts(k)
                             : beam > 0 ? beam_opts(k, beam, target)
                                        : default_opts(k, target);
@@ -93,19 +93,20 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
 
 }  // namespace
 
-LaunchDims launch_dims(const Target& t, int64_t global_size, const std::string& name) {
+namespace {
+
+LaunchDims launch_dims(const Target& t, int64_t global_size) {
   LaunchDims d;
   if (t.thread_slices) return d;  // the CPU splits the global range itself
   // One work-item per global index, in groups of up to 64 (a wavefront or two; PoCL vectorizes a
   // group across SIMD lanes), the last group cut short by the kernel's bound check.
   int64_t local = std::max<int64_t>(1, std::min({int64_t{64}, t.max_local[0], t.max_group_size, global_size}));
   d.local[0] = local;
-  d.grid[0] = (global_size + local - 1) / local;
-  if (d.grid[0] > t.max_grid[0])
-    throw Error("kernel " + name + ": " + std::to_string(global_size) + " work-items are more than " + t.language +
-                " can launch at once");
+  d.grid[0] = (global_size + local - 1) / local;  // checked against the target at launch (KernelRun)
   return d;
 }
+
+}  // namespace
 
 std::shared_ptr<Compiled> render_kernel(const Kernel& k, std::span<const Opt> opts) {
   auto c = std::make_shared<Compiled>();
@@ -118,7 +119,7 @@ std::shared_ptr<Compiled> render_kernel(const Kernel& k, std::span<const Opt> op
   c->global_size = opt.global_size;
   c->work_per_item = opt.work_per_item;
   c->flops_per_item = lin.flops_per_item;
-  c->dims = launch_dims(renderer.target(), opt.global_size, k.name);
+  c->dims = launch_dims(renderer.target(), opt.global_size);
   c->source = renderer.render(opt, lin);
   if (debug_at(5)) debug_log(5, "IR of " + c->name + ":\n" + opt.sink->str());
   if (debug_at(4)) debug_log(4, c->source);
@@ -229,7 +230,12 @@ double KernelRun::run(const ExecItem& item) {
   if (item.global_size == 0) return 0;  // an empty tensor: nothing to compute
   std::vector<int64_t> vars;            // read now: a Variable set after the graph was built still counts
   for (const auto& v : item.vars) vars.push_back(v->bits.load());
-  const bool deferred = !dev.renderer().target().thread_slices;
+  const Target& target = dev.renderer().target();
+  const bool deferred = !target.thread_slices;
+  for (int a = 0; a < 3; a++)  // after the buffers: memory the device will not give is named first
+    if (item.dims.grid[a] > target.max_grid[a])
+      throw Error("kernel " + item.name + ": " + std::to_string(item.global_size) + " work-items are more than " +
+                  target.language + " on " + dev.name() + " launches at once");
   LaunchArgs args;
   args.buffers = handles;
   args.vars = vars;

@@ -87,7 +87,7 @@ Tensor Optimizer::zero_state(size_t i) const {
   const Tensor& p = params_[i];
   // All-zero bytes are 0 in every dtype; a host copy costs no kernel (zeros().contiguous() would).
   std::vector<std::byte> zeros(p.nbytes());
-  return Tensor::from_bytes(zeros.data(), zeros.size(), p.shape(), p.dtype());
+  return Tensor::from_bytes(zeros.data(), zeros.size(), p.shape(), p.dtype(), p.device());
 }
 
 Variable Optimizer::scalar_for(size_t i, double value) const {

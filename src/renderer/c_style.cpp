@@ -66,8 +66,8 @@ const Helper kHelpers[] = {
   if (a < 0x38800000) {
     if (a < 0x33000000) return (uint16_t)s;
     uint32_t e = a >> 23, m = (a & 0x7fffff) | 0x800000, sh = 126 - e;
-    uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);
-    if (rem > half || (rem == half && (r & 1))) r++;
+    uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), mid = 1u << (sh - 1);
+    if (rem > mid || (rem == mid && (r & 1))) r++;
     return (uint16_t)(s | r);
   }
   uint32_t r = a + 0xfff + ((a >> 13) & 1) - 0x38000000;
@@ -990,6 +990,12 @@ class CRenderer {
         DType to = u->dtype;
         std::string x = s(0);  // a 16-bit float source already holds a value of its dtype (expr)
         if (to == kBool) return x + " != 0";
+        // A float to an unsigned type goes through int64, so a negative value wraps (-1.0 is 255 in
+        // uint8) on every device, as PyTorch's CPU casts: C leaves it undefined, and x86 code wraps
+        // where OpenCL saturates to 0. uint64 takes values past 2^63 directly.
+        if (is_float(u->src[0]->dtype) && is_unsigned(to) && to != kBool)
+          return to == kUInt64 ? "(" + x + " < 0 ? (uint64_t)(int64_t)" + x + " : (uint64_t)" + x + ")"
+                               : "(" + compute_type(to) + ")(int64_t)" + x;
         std::string v = "(" + compute_type(to) + ")" + x;
         if (to == kFloat16) return "lg_h2f(lg_f2h(" + v + "))";  // round to what float16 can hold
         if (to == kBFloat16) return "lg_bf2f(lg_f2bf(" + v + "))";

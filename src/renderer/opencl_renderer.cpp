@@ -23,9 +23,9 @@ constexpr const char* kBitsF64ToF32 = R"(static inline float lg_bits_f64(long b)
     sh = 30 - fe;
     head = 0;
   }
-  ulong r = m >> sh, rem = m & ((1UL << sh) - 1), half = 1UL << (sh - 1);
+  ulong r = m >> sh, rem = m & ((1UL << sh) - 1), mid = 1UL << (sh - 1);
   uint bits = s | head | (uint)r;
-  if (rem > half || (rem == half && (r & 1))) bits++;  /* a carry moves into the exponent, as it should */
+  if (rem > mid || (rem == mid && (r & 1))) bits++;  /* a carry moves into the exponent, as it should */
   return as_float(bits);
 }
 )";

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <system_error>
 
+#include "lazygrad/counters.h"
 #include "lazygrad/error.h"
 #include "lazygrad/runtime.h"
 
@@ -189,6 +190,29 @@ void append_line(const std::string& path, const std::string& line) {
   if (fd < 0) return;  // a log: losing a line is better than failing the computation
   write_all(fd, line + "\n");
   ::close(fd);
+}
+
+namespace {
+std::mutex& counters_mu() {
+  static std::mutex mu;
+  return mu;
+}
+}  // namespace
+
+void record_compile(const std::string& base, double seconds) {
+  {
+    std::lock_guard<std::mutex> lock(counters_mu());
+    GlobalCounters::compile_count++;
+    GlobalCounters::compile_s += seconds;
+  }
+  char entry[64];
+  std::snprintf(entry, sizeof entry, "\t%.4f", seconds);
+  append_line(cache_dir() + "/compile-log.tsv", base.substr(base.rfind('/') + 1) + entry);
+}
+
+void record_cache_hit() {
+  std::lock_guard<std::mutex> lock(counters_mu());
+  GlobalCounters::cache_hits++;
 }
 
 }  // namespace lazygrad

@@ -31,4 +31,12 @@ void replace_file(const std::string& from, const std::string& to);
 // Appends line to the log at path (created if missing), unless path is not a regular file.
 void append_line(const std::string& path, const std::string& line);
 
+// A kernel compiled in `seconds` into the cache entry `base` (its path without the extension):
+// GlobalCounters, under one lock for every backend (compiles run on several threads), and one line
+// in the cache folder's compile-log.tsv, shared by every process using the cache (`make test` sums
+// it to report the suite's compile budget).
+void record_compile(const std::string& base, double seconds);
+// A kernel found in the disk cache (GlobalCounters::cache_hits, under the same lock).
+void record_cache_hit();
+
 }  // namespace lazygrad

@@ -408,8 +408,13 @@ Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs) {
   // The inputs' device: those whose graphs read a buffer must agree (floating ones, constants and
   // random numbers, are computed wherever they are read).
   const Tensor* placed = nullptr;
+  std::string floating_device;  // the first floating input's, if one was placed
   for (const Tensor* t : inputs) {
-    if (t->impl()->base ? t->impl()->base->floating : t->impl()->floating) continue;
+    const TensorImpl& base = t->impl()->base ? *t->impl()->base : *t->impl();
+    if (base.floating) {
+      if (floating_device.empty()) floating_device = base.device;
+      continue;
+    }
     if (placed && placed->device() != t->device())
       throw Error(std::string(op_name(u->op)) + ": expected all tensors to be on the same device, found " +
                   placed->device() + " and " + t->device() + " (shapes " + shape_str(placed->shape()) + " and " +
@@ -419,7 +424,7 @@ Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs) {
   auto impl = std::make_shared<TensorImpl>();
   impl->shape = u->shape;
   impl->dtype = u->dtype;
-  impl->device = placed ? placed->device() : inputs.size() ? (*inputs.begin())->device() : default_device();
+  impl->device = placed ? placed->device() : floating_device;
   impl->floating = !placed;
   impl->requires_grad = needs;
   impl->uop = std::move(u);

@@ -431,7 +431,7 @@ Tensor avg_pool_nd(const char* op, size_t nd, const Tensor& input, const IntList
     }
     Shape s(nd, 1);
     s[j] = g.out[j];
-    Tensor axis = Tensor::from_vector(std::vector<double>(c.begin(), c.end()), s).to(x.dtype());
+    Tensor axis = Tensor::from_vector(std::vector<double>(c.begin(), c.end()), s, x.device()).to(x.dtype());
     divisor = divisor.defined() ? divisor * axis : axis;
   }
   Tensor r = divisor.defined() ? sum / (divisor * constant) : sum / constant;
@@ -513,7 +513,7 @@ Tensor gather_axis(const Tensor& x, int64_t axis, const std::vector<int64_t>& ma
     }
     return y.slice(axis, f.start, f.start + (count - 1) * f.step + 1, f.step);
   }
-  Tensor index = Tensor::from_vector(map, {count, 1});
+  Tensor index = Tensor::from_vector(map, {count, 1}, x.device());
   Tensor one_hot = index == Tensor::arange(in).reshape({1, in});  // [count, in]
   Tensor moved = x.transpose(axis, -1).unsqueeze(-2);             // [..., 1, in]
   Tensor picked = moved.where(one_hot, Tensor::zeros({}, x.dtype()))
@@ -621,8 +621,8 @@ Tensor linear_axis(const Tensor& x, int64_t axis, int64_t out, std::optional<dou
   Shape ws(x.dim(), 1);
   ws[axis] = out;
   // PyTorch stores the weights in the input's dtype (bfloat16 weights for bfloat16 input).
-  Tensor weight0 = Tensor::from_vector(w0, ws).to(x.dtype());
-  Tensor weight1 = Tensor::from_vector(w1, ws).to(x.dtype());
+  Tensor weight0 = Tensor::from_vector(w0, ws, x.device()).to(x.dtype());
+  Tensor weight1 = Tensor::from_vector(w1, ws, x.device()).to(x.dtype());
   return lo * weight0 + hi * weight1;
 }
 

@@ -275,12 +275,12 @@ Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const {
 }
 
 Tensor Tensor::isnan() const {
-  if (!is_float(dtype())) return Tensor::full(shape(), false, kBool);
+  if (!is_float(dtype())) return Tensor::full(shape(), false, kBool, device());
   return ne(*this);
 }
 
 Tensor Tensor::isinf() const {
-  if (!is_float(dtype())) return Tensor::full(shape(), false, kBool);
+  if (!is_float(dtype())) return Tensor::full(shape(), false, kBool, device());
   return abs().eq(std::numeric_limits<double>::infinity());
 }
 

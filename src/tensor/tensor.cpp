@@ -95,7 +95,7 @@ Tensor make_tensor(UOpPtr u, const std::string& device) {
   impl->dtype = u->dtype;
   impl->device = graph_device(u.get());
   impl->floating = impl->device.empty();
-  if (impl->floating) impl->device = device.empty() ? default_device() : canonical_device(device);
+  if (impl->floating && !device.empty()) impl->device = canonical_device(device);
   impl->uop = std::move(u);
   return Tensor(impl);
 }
@@ -116,7 +116,7 @@ void move_to_device(const Tensor& t, const std::string& device) {
   TensorImpl& impl = *t.impl();
   if (impl.base) throw Error("to: a view (shape " + shape_str(impl.shape) + ") cannot be moved in place; move its base");
   std::string to = lazygrad::device(device).name();
-  if (impl.device == to) return;
+  if (t.device() == to) return;
   Tensor moved;
   {
     NoGrad off;
@@ -231,7 +231,10 @@ T read_element(const void* data, DType dt, int64_t i) {
 
 const Shape& Tensor::shape() const { return checked(impl_).shape; }
 DType Tensor::dtype() const { return checked(impl_).dtype; }
-std::string Tensor::device() const { return checked(impl_).base ? impl_->base->device : impl_->device; }
+std::string Tensor::device() const {
+  const std::string& d = checked(impl_).base ? impl_->base->device : impl_->device;
+  return d.empty() ? default_device() : d;  // a floating tensor no one placed runs on the default device
+}
 // Every shape is checked where it is made, so these never throw; checked all the same, since a count
 // that wrapped would size a buffer too small for the kernel that fills it.
 int64_t Tensor::numel() const { return checked_numel(shape(), "numel"); }
@@ -328,7 +331,7 @@ void realize(std::vector<Tensor> tensors) {
   std::vector<BufferVersions> versions;
   for (const auto& b : bases) {
     targets.push_back(b->uop);
-    devices.push_back(b->device);
+    devices.push_back(b->device.empty() ? default_device() : b->device);
     versions.push_back(b->requires_grad ? versions_read(b->uop) : BufferVersions{});
   }
   graphs.clear();
@@ -414,7 +417,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device)
 
 Tensor Tensor::to(const std::string& device) const {
   std::string to = lazygrad::device(device).name();  // an Error naming why, when it cannot be opened
-  const std::string& from = checked(impl_).base ? impl_->base->device : impl_->device;
+  const std::string from = this->device();
   if (to == from) return *this;
   const TensorImpl& self = *impl_;
   bool floating = self.base ? self.base->floating : self.floating;

@@ -30,7 +30,8 @@ struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
   // Where a base's values live or will be computed (canonical: "CPU", "CL:1"); a view's is its
   // base's. A graph that reads no buffer (constants, random numbers) is `floating`: it is computed
   // inside whatever kernel reads it, so it may meet a tensor of another device (as PyTorch lets a
-  // 0-dim CPU tensor meet a CUDA one); `device` then says where it runs when realized alone.
+  // 0-dim CPU tensor meet a CUDA one); `device` then says where it runs when realized alone, and ""
+  // (a constant the frontend made for an op) is wherever its partner is, else the default device.
   std::string device = "CPU";
   bool floating = false;
   bool requires_grad = false;          // a leaf marked by the user, or computed from one

@@ -171,8 +171,7 @@ class CpuDevice : public Device {
     std::string base = cache_dir() + "/" + name + "-" + key;
     Loaded fn = load_cached(base, name, source);
     if (fn.fn) {
-      std::lock_guard<std::mutex> lock(counters_mu_);  // compiles run on several threads
-      GlobalCounters::cache_hits++;
+      record_cache_hit();
     } else {
       try {
         build(base, source);
@@ -232,16 +231,7 @@ class CpuDevice : public Device {
     int status = 0;
     std::string out = run_command(cmd, status);
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    {
-      std::lock_guard<std::mutex> lock(counters_mu_);  // compiles run on several threads
-      GlobalCounters::compile_count++;
-      GlobalCounters::compile_s += dt;
-    }
-    // One line per compile, shared by every process using this cache: `make test` sums it to
-    // report the suite's compile budget.
-    char entry[64];
-    std::snprintf(entry, sizeof entry, "\t%.4f", dt);
-    append_line(cache_dir() + "/compile-log.tsv", base.substr(base.rfind('/') + 1) + entry);
+    record_compile(base, dt);
     std::error_code ec;
     if (status != 0) {
       std::filesystem::remove(tmp + ".so", ec);
@@ -263,7 +253,6 @@ class CpuDevice : public Device {
   // that one program; a kernel no one holds is unloaded (CpuProgram) and loads again from the disk.
   static inline std::unordered_map<std::string, std::weak_ptr<Program>> loaded_;
   static inline std::atomic<int> counter_{0};
-  static inline std::mutex counters_mu_;
 };
 
 }  // namespace

@@ -440,8 +440,7 @@ class ClDevice final : public Device {
     std::string base = cache_dir() + "/" + entry;
     ProgramPtr built = load_cached(base, source);
     if (built) {
-      std::lock_guard<std::mutex> lock(counters_mu_);  // compiles run on several threads
-      GlobalCounters::cache_hits++;
+      record_cache_hit();
     } else {
       built = build(base, name, source);
     }
@@ -512,16 +511,7 @@ class ClDevice final : public Device {
     auto t0 = std::chrono::steady_clock::now();
     cl_int built = cl.clBuildProgram(p.get(), 1, &s_->device, options_.c_str(), nullptr, nullptr);
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    {
-      std::lock_guard<std::mutex> lock(counters_mu_);  // compiles run on several threads
-      GlobalCounters::compile_count++;
-      GlobalCounters::compile_s += dt;
-    }
-    // One line per compile, shared by every process using this cache: `make test` sums it to
-    // report the suite's compile budget.
-    char entry[64];
-    std::snprintf(entry, sizeof entry, "\t%.4f", dt);
-    append_line(cache_dir() + "/compile-log.tsv", base.substr(base.rfind('/') + 1) + entry);
+    record_compile(base, dt);
     if (built != CL_SUCCESS) {
       // A failure other than the compiler's own (bad options, no memory) says which in the header line.
       std::string code = built == CL_BUILD_PROGRAM_FAILURE ? "" : " (" + error_name(built) + ")";
@@ -576,7 +566,6 @@ class ClDevice final : public Device {
   // Programs alive now, by their entry's name: a kernel asked for again while some holder has it is that one
   // program; a kernel no one holds is released and loads again from the disk.
   std::unordered_map<std::string, std::weak_ptr<Program>> loaded_;
-  static inline std::mutex counters_mu_;
 };
 
 }  // namespace
