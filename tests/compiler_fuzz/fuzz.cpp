@@ -48,6 +48,7 @@ class ModeScope {
  public:
   // fresh: a cache key of its own, so that every kernel is compiled (and its opts logged) again.
   explicit ModeScope(const Mode& m, bool fresh = false) {
+    set_default_device(m.device);
     set_noopt(m.noopt);
     sampled_log().clear();
     if (m.opts_seed) {
@@ -62,6 +63,7 @@ class ModeScope {
     }
   }
   ~ModeScope() {
+    set_default_device("CPU");
     set_noopt(false);
     set_opts_chooser(nullptr, 0);
   }
@@ -119,11 +121,12 @@ Program bypass(const Program& p, size_t k, int by) {
 
 }  // namespace
 
-std::vector<Mode> modes_for(uint64_t seed, int samples) {
-  std::vector<Mode> out = {{"default", 0, false}, {"NOOPT", 0, true}};
+std::vector<Mode> modes_for(uint64_t seed, int samples, const std::string& device) {
+  const std::string prefix = device == "CPU" ? "" : device + " ";
+  std::vector<Mode> out = {{prefix + "default", 0, false, device}, {prefix + "NOOPT", 0, true, device}};
   for (int k = 0; k < samples; k++) {
     uint64_t s = mix(mix(seed, 0x5eed), k + 1) | 1;
-    out.push_back({"opts:" + std::to_string(s), s, false});
+    out.push_back({prefix + "opts:" + std::to_string(s), s, false, device});
   }
   return out;
 }

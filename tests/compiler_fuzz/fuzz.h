@@ -15,13 +15,15 @@
 namespace lazygrad::fuzz {
 
 struct Mode {
-  std::string name;        // "default", "NOOPT", "opts:<seed>"
+  std::string name;        // "default", "NOOPT", "opts:<seed>"; "CL default", ... on another device
   uint64_t opts_seed = 0;  // for sampled opts: the walk's seed (0: not a sampled mode)
   bool noopt = false;
+  std::string device = "CPU";  // where the program's tensors are made and its kernels run
 };
 
-// The modes a program runs in: the default, NOOPT and `samples` sampled opt lists.
-std::vector<Mode> modes_for(uint64_t seed, int samples);
+// The modes a program runs in on `device`: the default, NOOPT and `samples` sampled opt lists
+// (the opts a device's target cannot take, vector lanes on CL, are left out by the engine).
+std::vector<Mode> modes_for(uint64_t seed, int samples, const std::string& device = "CPU");
 
 // What lazygrad computed for a program's outputs.
 struct Outcome {

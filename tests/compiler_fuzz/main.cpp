@@ -2,6 +2,7 @@
 //
 //   fuzz_compiler --seeds 0:60 --max-compiles 500   the fixed range `make test` runs
 //   fuzz_compiler --seconds 900 [--start S]         as long as it takes (make fuzz-compiler)
+//   fuzz_compiler --device CL --seeds 0:30           the modes on another device (ctest's cl label)
 //
 // Each program runs in every mode (fuzz.h); a failure prints what differed and the smallest
 // program still failing as C++. Exit status 1 when anything failed.
@@ -14,6 +15,7 @@
 
 #include "fuzz.h"
 #include "generate.h"
+#include "runtime/device.h"
 
 using namespace lazygrad;
 using namespace lazygrad::fuzz;
@@ -23,7 +25,7 @@ namespace {
 [[noreturn]] void usage() {
   std::cerr
       << "usage: fuzz_compiler [--seeds A:B | --seconds N [--start S]] [--max-compiles N] [--samples K]\n"
-         "                     [--no-minimize] [--verbose]\n";
+         "                     [--device D] [--no-minimize] [--verbose]\n";
   std::exit(2);
 }
 
@@ -34,6 +36,7 @@ int main(int argc, char** argv) {
   double seconds = 0;
   int64_t max_compiles = -1;
   int samples = 2;
+  std::string device = "CPU";
   bool do_minimize = true, verbose = false;
   for (int a = 1; a < argc; a++) {
     std::string arg = argv[a];
@@ -55,6 +58,8 @@ int main(int argc, char** argv) {
       max_compiles = std::stoll(next());
     } else if (arg == "--samples") {
       samples = std::stoi(next());
+    } else if (arg == "--device") {
+      device = canonical_device(next());
     } else if (arg == "--no-minimize") {
       do_minimize = false;
     } else if (arg == "--verbose") {
@@ -64,6 +69,12 @@ int main(int argc, char** argv) {
     }
   }
   if (!seconds && end <= start) usage();
+  try {
+    lazygrad::device(device);
+  } catch (const Error& e) {  // no OpenCL here: skipped (ctest's SKIP_RETURN_CODE), saying why
+    std::printf("fuzz_compiler: --device %s is not here: %s\n", device.c_str(), e.what());
+    return 77;
+  }
   set_flush_denormals(false);  // the reference keeps subnormals, as PyTorch does
   auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -78,11 +89,11 @@ int main(int argc, char** argv) {
       stopped = "the budget of " + std::to_string(max_compiles) + " kernel compiles";
       break;
     }
-    Program p = generate(seed);
+    fuzz::Program p = generate(seed);
     std::vector<RefTensor> ref = interpret(p);
     graphs++;
     if (verbose) std::cout << "seed " << seed << ": " << p.steps.size() << " steps\n" << std::flush;
-    for (const Mode& m : modes_for(seed, samples)) {
+    for (const Mode& m : modes_for(seed, samples, device)) {
       Outcome got = run_lazygrad(p, m);
       if (got.unsupported) {
         unsupported++;
@@ -93,7 +104,7 @@ int main(int argc, char** argv) {
       if (!mm) continue;
       failures++;
       std::cout << "FAIL seed " << seed << ", mode " << m.name << ": " << mm->what << "\n";
-      Program small = do_minimize ? minimize(p, m) : p;
+      fuzz::Program small = do_minimize ? minimize(p, m) : p;
       auto again = check(small, m);
       if (!again) small = p;  // the failure needs more than one run's state: the whole program
       std::cout << report(small, m, again ? *again : *mm) << std::flush;
@@ -105,7 +116,7 @@ int main(int argc, char** argv) {
       "failing "
       "(stopped at %s)\n",
       graphs, static_cast<unsigned long long>(start), static_cast<unsigned long long>(seed ? seed - 1 : 0),
-      modes_for(0, samples).size(), static_cast<long long>(GlobalCounters::kernel_count - kernels0),
+      modes_for(0, samples, device).size(), static_cast<long long>(GlobalCounters::kernel_count - kernels0),
       static_cast<long long>(GlobalCounters::compile_count - compiles0), elapsed(), failures,
       stopped.c_str());
   if (unsupported) {
