@@ -91,10 +91,6 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 LaunchDims launch_dims(const Target& t, int64_t global_size) {
   LaunchDims d;
   if (t.thread_slices) return d;  // the CPU splits the global range itself

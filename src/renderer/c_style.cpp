@@ -472,6 +472,10 @@ class CRenderer {
         else if (lin_.vector_acc(u) && u->dtype == kBool)
           v = as_bytes(u->src[0]);
         Ops op = u->as<ReduceArg>().op;
+        DType at = lin_.acc_dtype(u);
+        if ((op == Ops::ADD || op == Ops::MUL) && !lin_.vector_acc(u) && !lang_.signed_wraps &&
+            (at == kInt32 || at == kInt64))
+          return ind + acc + " = " + wrapping(at, op, acc, v) + ";\n";
         if (op == Ops::ADD) return ind + acc + " += " + v + ";\n";
         if (op == Ops::MUL) return ind + acc + " *= " + v + ";\n";
         if (!lin_.vector_acc(u)) return ind + acc + " = " + max_expr(u->dtype, acc, v) + ";\n";
@@ -918,6 +922,20 @@ class CRenderer {
     return literal(*const_int_uop(dt, dt == kInt64 ? INT64_MIN : -(int64_t(1) << (bit_width(dt) - 1))), lang_);
   }
 
+  // Signed + and * wrap in two's complement, as PyTorch's do. C compiles with -fwrapv; a language
+  // whose compiler may assume they never overflow (OpenCL C: clang folded an argmin of int32 squares
+  // that overflowed, the compiler fuzzer's seed 3 on CL) does the ones that can overflow in the
+  // unsigned type, where wrapping is defined. Index math, whose bounds the IR knows, stays as it is.
+  bool may_overflow(const UOpPtr& u) const {
+    if (lang_.signed_wraps) return false;
+    if (u->dtype == kInt32) return true;
+    return u->dtype == kInt64 && (u->vmin() == INT64_MIN || u->vmax() == INT64_MAX);
+  }
+  std::string wrapping(DType dt, Ops op, const std::string& a, const std::string& b) const {
+    const std::string ut = dt == kInt32 ? "uint32_t" : "uint64_t";
+    return "(" + compute_type(dt) + ")((" + ut + ")" + a + infix(op) + "(" + ut + ")" + b + ")";
+  }
+
   std::string max_expr(DType dt, const std::string& a, const std::string& b) {
     if (dt == kFloat64) return "lg_fmax(" + a + ", " + b + ")";
     if (is_float(dt)) return "lg_fmaxf(" + a + ", " + b + ")";
@@ -1008,10 +1026,11 @@ class CRenderer {
         // x * (1/y) is rendered as x / y: one rounding, as PyTorch's division.
         if (is_float(u->dtype) && u->src[1]->op == Ops::RECIPROCAL)
           return s(0) + " / " + ref(u->src[1]->src[0]);
-        return s(0) + infix(Ops::MUL) + s(1);
+        return may_overflow(u) ? wrapping(u->dtype, Ops::MUL, s(0), s(1)) : s(0) + infix(Ops::MUL) + s(1);
+      case Ops::ADD:
+        return may_overflow(u) ? wrapping(u->dtype, Ops::ADD, s(0), s(1)) : s(0) + infix(Ops::ADD) + s(1);
       case Ops::MAX:
         return max_expr(u->dtype, s(0), s(1));
-      case Ops::ADD:
       case Ops::AND:
       case Ops::OR:
       case Ops::XOR:

@@ -42,6 +42,7 @@ CStyleLanguage opencl_language(Target t) {
   c.buffer_prefix = "__global ";
   c.global_id = "(int64_t)get_global_id(0)";
   c.float_suffix = false;
+  c.signed_wraps = false;  // OpenCL C has no -fwrapv
   c.bool_storage = "uchar";
   c.nan32 = "as_float(0x7fc00000u)";
   c.nan64 = "as_double(0x7ff8000000000000UL)";

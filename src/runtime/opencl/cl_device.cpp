@@ -414,9 +414,11 @@ class ClDevice final : public Device {
     // Correctly rounded / and sqrt, as on the CPU. A device that cannot (the option is then
     // implementation-defined, and some drivers reject it) builds without it.
     auto fp = device_value<cl_device_fp_config>(d, CL_DEVICE_SINGLE_FP_CONFIG);
-    options_ = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? "-cl-fp32-correctly-rounded-divide-sqrt" : "";
-    if (options_.empty())
-      debug_log(1, name + ": " + s_->device_name + " has no correctly rounded divide and sqrt");
+    const bool rounded = fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT;
+    if (!rounded) debug_log(1, name + ": " + s_->device_name + " has no correctly rounded divide and sqrt");
+    // -w: generated code warns about what is meant (x != x on an integer, a NaN test the base writes
+    // for every dtype), and PoCL prints a compiler's warnings to the process's stderr.
+    options_ = std::string("-w") + (rounded ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
     // A binary is valid for one driver on one device with one set of options.
     identity_ = f.platform_name + "\n" + f.platform_version + "\n" + s_->device_name + "\n" +
                 device_string(d, CL_DRIVER_VERSION) + "\n" + options_;
