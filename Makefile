@@ -52,10 +52,10 @@ test: build
 
 # Every device-agnostic suite on OpenCL (DEVICE=CL), the parity suites whole. PoCL compiles each of
 # their thousands of kernels with its own LLVM, so `make test` runs a chosen part (label cl) and this
-# runs the rest (docs/devices.md): about NN minutes cold on 2 cores.
+# runs the rest (docs/devices.md, "What runs where").
 CL_SUITES = test_autograd test_core_grads test_nn test_optim test_jit test_training_step test_grad_smoke \
             test_reductions test_math test_functional test_indexing test_linalg test_variable test_random \
-            test_ops_torch test_devices
+            test_ops_torch
 test-cl: build
 	@bash scripts/install-deps.sh $(TEST_PACKAGES)
 	@set -e; for t in $(CL_SUITES); do echo "== DEVICE=CL $$t"; \

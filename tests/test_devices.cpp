@@ -10,6 +10,8 @@
 #include <filesystem>
 
 #include "../models/mlp.h"
+#include "codegen/optimize.h"
+#include "engine/realize.h"
 #include "runtime/device.h"
 
 using namespace lazygrad;
@@ -204,6 +206,33 @@ TEST(Devices, IntegerDivisionByZeroOnClRaises) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("out of bounds"), std::string::npos) << e.what();
   }
+}
+
+// The compiler fuzzer's seed 3 on CL (mode "CL opts", the reduction unrolled 4 then 2): an int32
+// square that overflows wraps, as on the CPU (-fwrapv) and in PyTorch. OpenCL C leaves signed
+// overflow undefined and clang folded the argmin of the squares to index 0; the C-style base now
+// does a signed + or * that can overflow in the unsigned type.
+TEST(Devices, SignedOverflowWrapsOnCl) {
+  SKIP_WITHOUT_CL();
+  const std::vector<Opt> unrolled{{AxisKind::Unroll, 0, 4}, {AxisKind::Unroll, 0, 2}};
+  set_opts_chooser(
+      [unrolled](const Kernel& k) {
+        try {
+          apply_opts(k, unrolled);
+          return unrolled;
+        } catch (const Error&) {
+          return required_opts(k);
+        }
+      },
+      0x5eed3);
+  Tensor cpu = Tensor::from_vector<int32_t>({0, -2, -4, -214440732, 0, 1, 97153226, -2}, {8});
+  Tensor cl = cpu.to("CL");
+  EXPECT_EQ(cl.square().to_vector<int32_t>(), cpu.square().to_vector<int32_t>());
+  EXPECT_EQ(cl.square().argmin(0, true).to_vector<int64_t>(), (std::vector<int64_t>{3}));
+  Tensor big = Tensor::from_vector<int64_t>({INT64_MAX, 3, INT64_MIN + 1}, {3});
+  EXPECT_EQ((big.to("CL") * 3 + 7).to_vector<int64_t>(), (big * 3 + 7).to_vector<int64_t>());
+  EXPECT_EQ(big.to("CL").sum().item<int64_t>(), big.sum().item<int64_t>());
+  set_opts_chooser(nullptr, 0);
 }
 
 TEST(Devices, GradientsFlowBackAcrossACopy) {
