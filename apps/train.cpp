@@ -49,8 +49,8 @@ constexpr std::string_view kCharLmFirst =
     "charlm comes first, before its options: lazygrad train charlm --text FILE ...";
 
 TrainConfig parse_config(const Args& args) {
-  Options opts = parse_options(
-      args, {"--model", "--epochs", "--batch-size", "--lr", "--seed", "--data", "--out", "--limit", "--jit", "--device"});
+  Options opts = parse_options(args, {"--model", "--epochs", "--batch-size", "--lr", "--seed", "--data",
+                                      "--out", "--limit", "--jit", "--device"});
   if (opts.positional.empty()) throw UsageError{"which dataset? fashion-mnist or charlm"};
   if (opts.positional[0] == "charlm") throw UsageError{std::string(kCharLmFirst)};
   if (opts.positional[0] != "fashion-mnist")
@@ -187,7 +187,8 @@ int cmd_train(const Args& args) {
   std::cout << "training " << model_title << " on " << n_train << " Fashion-MNIST images (" << loader.size()
             << " steps of " << cfg.batch_size << " per epoch), testing on " << ds.test_images.size(0)
             << " images; Adam lr " << cfg.lr << ", seed " << cfg.seed << ", jit " << (cfg.jit ? "on" : "off")
-            << ", " << default_device() << (default_device() == "CPU" ? ", " + std::to_string(settings().threads) + " threads" : "")
+            << ", " << default_device()
+            << (default_device() == "CPU" ? ", " + std::to_string(settings().threads) + " threads" : "")
             << "\n"
             << std::flush;
 

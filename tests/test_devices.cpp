@@ -25,10 +25,10 @@ std::string cl_missing() {
   return "no CL backend";
 }
 
-#define SKIP_WITHOUT_CL()                                        \
-  do {                                                           \
-    if (std::string why = cl_missing(); !why.empty())            \
-      GTEST_SKIP() << "no OpenCL device: " << why;               \
+// A macro, since GTEST_SKIP must return from the test body itself.
+#define SKIP_WITHOUT_CL()                                                                          \
+  do {                                                                                             \
+    if (std::string why = cl_missing(); !why.empty()) GTEST_SKIP() << "no OpenCL device: " << why; \
   } while (0)
 
 // Values of every dtype, with the edge cases a copy must keep bit for bit (-0.0, NaN, extremes).
@@ -79,12 +79,13 @@ TEST(Devices, NamesAreCanonical) {
 }
 
 TEST(Devices, EveryFactoryTakesADevice) {
-  for (const Tensor& t : {Tensor::zeros({2}, kFloat32, "CPU:1"), Tensor::ones({2}, kFloat32, "CPU:1"),
-                          Tensor::full({2}, 3, std::nullopt, "CPU:1"), Tensor::arange(4, std::nullopt, "CPU:1"),
-                          Tensor::linspace(0, 1, 3, kFloat32, "CPU:1"), Tensor::eye(2, std::nullopt, kFloat32, "CPU:1"),
-                          Tensor::rand({2}, kFloat32, "CPU:1"), Tensor::randn({2}, kFloat32, "CPU:1"),
-                          Tensor::uniform({2}, 0, 1, kFloat32, "CPU:1"), Tensor::randint(0, 5, {2}, kInt64, "CPU:1"),
-                          Tensor::empty({2}, kFloat32, "CPU:1"), Tensor::from_vector<float>({1, 2}, {2}, "CPU:1")})
+  for (const Tensor& t :
+       {Tensor::zeros({2}, kFloat32, "CPU:1"), Tensor::ones({2}, kFloat32, "CPU:1"),
+        Tensor::full({2}, 3, std::nullopt, "CPU:1"), Tensor::arange(4, std::nullopt, "CPU:1"),
+        Tensor::linspace(0, 1, 3, kFloat32, "CPU:1"), Tensor::eye(2, std::nullopt, kFloat32, "CPU:1"),
+        Tensor::rand({2}, kFloat32, "CPU:1"), Tensor::randn({2}, kFloat32, "CPU:1"),
+        Tensor::uniform({2}, 0, 1, kFloat32, "CPU:1"), Tensor::randint(0, 5, {2}, kInt64, "CPU:1"),
+        Tensor::empty({2}, kFloat32, "CPU:1"), Tensor::from_vector<float>({1, 2}, {2}, "CPU:1")})
     EXPECT_EQ(t.device(), "CPU:1");
   Tensor x = Tensor::ones({2, 3}, kFloat32, "cpu:1");
   EXPECT_EQ(Tensor::zeros_like(x).device(), "CPU:1");
@@ -125,8 +126,8 @@ TEST(Devices, CopiesToClAndBackKeepEveryDtype) {
     Tensor x = sample(dt, "CPU").realize();
     Tensor y = x.to("CL");
     EXPECT_EQ(y.device(), "CL");
-    expect_same_bits(x, y);           // read straight from CL
-    expect_same_bits(x, y.to("CPU"));  // and through a copy back
+    expect_same_bits(x, y);                 // read straight from CL
+    expect_same_bits(x, y.to("CPU"));       // and through a copy back
     expect_same_bits(x, sample(dt, "CL"));  // computed there: the same casts
   }
 }
@@ -134,8 +135,8 @@ TEST(Devices, CopiesToClAndBackKeepEveryDtype) {
 TEST(Devices, CopiesOfViewsAndEmptyTensors) {
   SKIP_WITHOUT_CL();
   Tensor x = Tensor::arange(24, kFloat32).reshape({2, 3, 4}).realize();
-  for (const Tensor& v : {x.permute({2, 0, 1}), x.slice(2, 1, 3), x.flip(1), x.slice(0, 1, 2).expand({3, 3, 4}),
-                          x.pad({1, 1}, 0.0)}) {
+  for (const Tensor& v : {x.permute({2, 0, 1}), x.slice(2, 1, 3), x.flip(1),
+                          x.slice(0, 1, 2).expand({3, 3, 4}), x.pad({1, 1}, 0.0)}) {
     Tensor on_cl = v.to("CL");
     EXPECT_EQ(on_cl.device(), "CL");
     expect_same_bits(v, on_cl);
@@ -174,7 +175,10 @@ TEST(Devices, OpsOnClMatchTheCpu) {
   for (size_t i = 0; i < cpu.size(); i++) {
     SCOPED_TRACE("result " + std::to_string(i));
     EXPECT_EQ(cl[i].device(), "CL");
-    expect_close(cpu[i], cl[i], cpu[i].dtype() == kBFloat16 ? 1e-2 : cpu[i].dtype() == kFloat16 ? 1e-3 : 1e-5);
+    expect_close(cpu[i], cl[i],
+                 cpu[i].dtype() == kBFloat16  ? 1e-2
+                 : cpu[i].dtype() == kFloat16 ? 1e-3
+                                              : 1e-5);
   }
 }
 
@@ -190,12 +194,14 @@ TEST(Devices, ARowCountThatIsNoMultipleOfTheGroupIsRight) {
 
 TEST(Devices, IntegerDivisionByZeroOnClRaises) {
   SKIP_WITHOUT_CL();
-  Tensor a = Tensor::from_vector<int32_t>({7, 8, 9}, {3}, "CL"), b = Tensor::from_vector<int32_t>({2, 0, 3}, {3}, "CL");
+  Tensor a = Tensor::from_vector<int32_t>({7, 8, 9}, {3}, "CL"),
+         b = Tensor::from_vector<int32_t>({2, 0, 3}, {3}, "CL");
   try {
     a.floor_divide(b).realize();
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("integer division by zero in kernel"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("integer division by zero in kernel"), std::string::npos)
+        << e.what();
   }
   // The error word was cleared: the next kernel on CL runs as usual.
   EXPECT_EQ(a.floor_divide(b + 1).to_vector<int32_t>(), (std::vector<int32_t>{2, 8, 2}));
@@ -260,11 +266,22 @@ TEST(Devices, AJitStepWithCopiesReplays) {
   }
 }
 
+TEST(Devices, AJitReplayRefusesAnInputOnAnotherDevice) {
+  Jit step([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * 2}; });
+  for (int call = 0; call < 3; call++) step({Tensor::ones({3}).contiguous().realize()});
+  try {
+    step({Tensor::ones({3}, kFloat32, "CPU:1").contiguous().realize()});
+    FAIL() << "a replay took an input on another device";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("was on CPU when captured, now on CPU:1"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Devices, ModuleToMovesParametersInPlace) {
   SKIP_WITHOUT_CL();
   Tensor::manual_seed(0);
   auto lin = std::make_shared<nn::Linear>(5, 3);
-  Tensor w = lin->weight;  // a handle held elsewhere, as an optimizer holds it
+  Tensor w = lin->weight;                      // a handle held elsewhere, as an optimizer holds it
   Tensor x = Tensor::randn({4, 5}).realize();  // a buffer on the CPU
   std::vector<float> before = (*lin)(x).to_vector<float>();
   lin->to("CL");
@@ -281,7 +298,8 @@ TEST(Devices, ModuleToMovesParametersInPlace) {
 TEST(Devices, MlpTrainingOnClGivesTheCpusLosses) {
   SKIP_WITHOUT_CL();
   const std::string root(data::kFashionMnistRoot);
-  if (!std::filesystem::exists(root)) GTEST_SKIP() << "no Fashion-MNIST at " << root << " (dataset-fashion-mnist)";
+  if (!std::filesystem::exists(root))
+    GTEST_SKIP() << "no Fashion-MNIST at " << root << " (dataset-fashion-mnist)";
   data::FashionMnist ds = data::load_fashion_mnist(root);
   auto losses = [&](const std::string& device) {
     Tensor::manual_seed(0);

@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/schedule.h"
 #include "../models/gpt2.h"
+#include "engine/schedule.h"
 #include "expect_error.h"
 #include "relative_error.h"
 #include "tensor/tensor_impl.h"

@@ -45,7 +45,8 @@ std::vector<double> run_with(const Kernel& k, const std::vector<Opt>& opts) {
   std::vector<void*> ptrs;
   auto out = std::make_shared<Buffer>(k.buffers[0]->device, k.buffers[0]->dtype, k.buffers[0]->size);
   std::memset(out->host_ptr(), 0x7f, out->nbytes());  // not zero: a store that never happens shows
-  for (size_t i = 0; i < k.buffers.size(); i++) ptrs.push_back(i == 0 ? out->handle() : k.buffers[i]->handle());
+  for (size_t i = 0; i < k.buffers.size(); i++)
+    ptrs.push_back(i == 0 ? out->handle() : k.buffers[i]->handle());
   std::vector<int64_t> vars;
   EXPECT_EQ(launch_slices(*c->program, ptrs, vars, c->global_size, c->work_per_item).error, 0) << c->name;
   std::vector<double> v(out->size);

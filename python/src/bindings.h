@@ -53,8 +53,8 @@ Axes to_axes(py::handle axis, py::handle alias = py::none());
 std::optional<int64_t> to_axis(py::handle axis, py::handle alias = py::none());
 // A device argument: "" for None, else the canonical name ("cl:0" -> "CL"); ValueError when unknown.
 std::string device_name(py::handle device);
-py::module_& numpy();                  // the numpy module, imported once
-py::array to_numpy(const Tensor& t);   // zero-copy view of a contiguous buffer; GIL released
+py::module_& numpy();                 // the numpy module, imported once
+py::array to_numpy(const Tensor& t);  // zero-copy view of a contiguous buffer; GIL released
 
 // Calls that run kernels release the GIL and hold the engine lock instead (the engine runs one
 // evaluation at a time), so other Python threads go on meanwhile. The GIL goes first, so no thread

@@ -46,7 +46,8 @@ PYBIND11_MODULE(_C, m) {
       "devices",
       [] {
         py::list out;
-        for (const lazygrad::DeviceInfo& d : lazygrad::devices()) out.append(py::make_tuple(d.name, d.available, d.detail));
+        for (const lazygrad::DeviceInfo& d : lazygrad::devices())
+          out.append(py::make_tuple(d.name, d.available, d.detail));
         return out;
       },
       "(name, available, detail) of every device found, and why each missing kind is missing");

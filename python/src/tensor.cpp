@@ -5,8 +5,8 @@
 #include <mutex>
 #include <string>
 
-#include "engine/schedule.h"
 #include "bindings.h"
+#include "engine/schedule.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "tensor/tensor_impl.h"
@@ -186,7 +186,8 @@ py::array to_numpy(const Tensor& t0) {
     const UOp* b = contiguous_buffer_node(op.get());
     if (b && b->numel() == c.numel()) buf = b->as<std::shared_ptr<Buffer>>();
   }
-  if (!buf || !buf->host_ptr()) throw Error("numpy: the tensor did not realize to a contiguous buffer in host memory");
+  if (!buf || !buf->host_ptr())
+    throw Error("numpy: the tensor did not realize to a contiguous buffer in host memory");
   // The array views the buffer and keeps it alive (a capsule owns a reference).
   auto* keep = new std::shared_ptr<Buffer>(buf);
   py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<Buffer>*>(p); });
@@ -314,7 +315,8 @@ numpy array (any dtype, any strides) or another Tensor.)doc");
             move_to_device(t.impl()->base ? Tensor(t.impl()->base) : t, device_name(device));
             return t;
           },
-          py::arg("device"), "Moves the tensor to the device in place (tinygrad's to_): every handle sees it.")
+          py::arg("device"),
+          "Moves the tensor to the device in place (tinygrad's to_): every handle sees it.")
       .def(
           "cast", [](const Tensor& t, py::handle dtype) { return t.to(*to_dtype(dtype)); }, py::arg("dtype"))
       .def("float", [](const Tensor& t) { return t.to(kFloat32); })
@@ -503,13 +505,15 @@ void bind_creation(TensorClass& cls) {
       .def(
           "zeros_like",
           [](const Tensor& t, py::handle dtype, py::handle device, py::handle rg) {
-            return creation(Tensor::zeros(t.shape(), to_dtype(dtype).value_or(t.dtype()), t.device()), device, rg);
+            return creation(Tensor::zeros(t.shape(), to_dtype(dtype).value_or(t.dtype()), t.device()), device,
+                            rg);
           },
           arg("dtype") = none, arg("device") = none, arg("requires_grad") = none)
       .def(
           "ones_like",
           [](const Tensor& t, py::handle dtype, py::handle device, py::handle rg) {
-            return creation(Tensor::ones(t.shape(), to_dtype(dtype).value_or(t.dtype()), t.device()), device, rg);
+            return creation(Tensor::ones(t.shape(), to_dtype(dtype).value_or(t.dtype()), t.device()), device,
+                            rg);
           },
           arg("dtype") = none, arg("device") = none, arg("requires_grad") = none)
       .def(
@@ -517,8 +521,8 @@ void bind_creation(TensorClass& cls) {
           [](const Tensor& t, py::handle fill, py::handle dtype, py::handle device, py::handle rg) {
             auto s = to_scalar(fill);
             if (!s) throw py::type_error("full_like: fill_value must be a number");
-            return creation(Tensor::full(t.shape(), *s, to_dtype(dtype).value_or(t.dtype()), t.device()), device,
-                            rg);
+            return creation(Tensor::full(t.shape(), *s, to_dtype(dtype).value_or(t.dtype()), t.device()),
+                            device, rg);
           },
           arg("fill_value"), arg("dtype") = none, arg("device") = none, arg("requires_grad") = none)
       .def(

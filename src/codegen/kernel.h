@@ -28,8 +28,8 @@ inline constexpr int kInterruptedBit = 30;
 static_assert(kFirstIndexErrorBit + kIndexErrorSlots <= kInterruptedBit);
 
 struct Kernel {
-  std::string name;       // e.g. r_64_33: reduce, then the loop sizes
-  std::string device;     // where it runs (canonical, runtime/device.h)
+  std::string name;    // e.g. r_64_33: reduce, then the loop sizes
+  std::string device;  // where it runs (canonical, runtime/device.h)
   // A copy between devices (COPY): buffers[0] gets buffers[1]'s bytes by the devices' copy path; no
   // code, no sink.
   bool copy = false;

@@ -17,11 +17,11 @@ struct Target {
   // global index on a grid of work-groups and the kernel writes its error word atomically into a
   // buffer the device reads at synchronize().
   bool thread_slices = true;
-  bool scratch = true;          // a kernel may allocate scratch (staged loads) at run time
-  bool interrupt_polls = true;  // a kernel reads the Ctrl-C flag in its long loops
-  int64_t local_memory = 0;     // bytes of memory a work-group shares (0: no work-groups)
-  std::array<int64_t, 3> max_local{1, 1, 1};         // work-items per group, per axis
-  int64_t max_group_size = 1;                         // work-items per group in all
+  bool scratch = true;                        // a kernel may allocate scratch (staged loads) at run time
+  bool interrupt_polls = true;                // a kernel reads the Ctrl-C flag in its long loops
+  int64_t local_memory = 0;                   // bytes of memory a work-group shares (0: no work-groups)
+  std::array<int64_t, 3> max_local{1, 1, 1};  // work-items per group, per axis
+  int64_t max_group_size = 1;                 // work-items per group in all
   std::array<int64_t, 3> max_grid{INT64_MAX, 1, 1};  // groups per axis
   // Dtypes it can hold. float16 and bfloat16 are stored as 16 bits and computed in float32 on every
   // device; these are about storage and arithmetic of the wide types.

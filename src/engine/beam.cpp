@@ -74,7 +74,8 @@ double time_kernel(const Compiled& c, const std::vector<std::shared_ptr<Buffer>>
 }  // namespace
 
 // Every one-step extension of opts that fits the kernel.
-std::vector<std::vector<Opt>> extensions(const Kernel& k, const std::vector<Opt>& opts, const Target& target) {
+std::vector<std::vector<Opt>> extensions(const Kernel& k, const std::vector<Opt>& opts,
+                                         const Target& target) {
   KernelAxes ax = kernel_axes(k);
   bool has_vector =
       std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.kind == AxisKind::Vector; });
@@ -116,9 +117,9 @@ std::string cache_path(const Kernel& k, int width) {
   const Settings& s = settings();
   // The unoptimized source names the kernel by what it computes (in the device's language), not by
   // where its buffers live; choices are kept per kind of device.
-  std::string key = render_kernel(k, {})->source + "\nDEVICE=" + device(k.device).kind() + "\nBEAM=" +
-                    std::to_string(width) +
-                    " THREADS=" + std::to_string(s.threads) + "\n" + s.cc + " " + s.cflags;
+  std::string key = render_kernel(k, {})->source + "\nDEVICE=" + device(k.device).kind() +
+                    "\nBEAM=" + std::to_string(width) + " THREADS=" + std::to_string(s.threads) + "\n" +
+                    s.cc + " " + s.cflags;
   return cache_dir() + "/beam-" + hex64(fnv1a(key)) + ".txt";
 }
 

@@ -18,6 +18,7 @@ struct Jit::State {
   Capture capture;
   std::vector<const Buffer*> input_buffers;  // as captured, by input position
   std::vector<std::pair<Shape, DType>> input_types;
+  std::vector<std::string> input_devices;  // a replay's buffers must be where the captured ones were
   std::vector<UOpPtr> outputs;  // views of the captured output buffers
   uint64_t rng_start = 0, rng_used = 0;
   std::vector<std::pair<std::shared_ptr<VariableState>, int64_t>> rng_counters;  // with captured value
@@ -123,6 +124,7 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
     for (size_t i = 0; i < ins.size(); i++) {
       s.input_buffers.push_back(bufs[i].get());
       s.input_types.emplace_back(ins[i].shape(), ins[i].dtype());
+      s.input_devices.push_back(bufs[i]->device);
     }
     for (const auto& t : out) s.outputs.push_back(t.uop());
     for (const auto& item : s.capture.items)
@@ -143,6 +145,10 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
                 std::string(dtype_name(dtype)) + " when captured, now " + shape_str(ins[i].shape()) + " " +
                 std::string(dtype_name(ins[i].dtype())));
   }
+  for (size_t i = 0; i < ins.size(); i++)
+    require(bufs[i]->device == s.input_devices[i], "Jit: input " + std::to_string(i) + " was on " +
+                                                       s.input_devices[i] + " when captured, now on " +
+                                                       bufs[i]->device);
   std::unordered_map<const Buffer*, std::shared_ptr<Buffer>> swap;
   for (size_t i = 0; i < ins.size(); i++) swap[s.input_buffers[i]] = bufs[i];
   KernelRun run;  // Ctrl-C stops the replay here, before anything has moved on, or before a kernel

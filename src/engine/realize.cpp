@@ -96,7 +96,8 @@ LaunchDims launch_dims(const Target& t, int64_t global_size) {
   if (t.thread_slices) return d;  // the CPU splits the global range itself
   // One work-item per global index, in groups of up to 64 (a wavefront or two; PoCL vectorizes a
   // group across SIMD lanes), the last group cut short by the kernel's bound check.
-  int64_t local = std::max<int64_t>(1, std::min({int64_t{64}, t.max_local[0], t.max_group_size, global_size}));
+  int64_t local =
+      std::max<int64_t>(1, std::min({int64_t{64}, t.max_local[0], t.max_group_size, global_size}));
   d.local[0] = local;
   d.grid[0] = (global_size + local - 1) / local;  // checked against the target at launch (KernelRun)
   return d;
@@ -190,9 +191,9 @@ void raise_kernel_error(int err, const std::string& name, const std::vector<std:
 void log_launch(const std::string& device, const std::string& name, const std::string& size, double dt,
                 int64_t flops, int64_t bytes) {
   char line[320];
-  std::snprintf(line, sizeof line, "*** %-4s %4lld %-28s %-17s %9.2f us %8.2f GFLOP/s %8.2f GB/s", device.c_str(),
-                static_cast<long long>(GlobalCounters::kernel_count), name.c_str(), size.c_str(), dt * 1e6,
-                dt > 0 ? flops / dt * 1e-9 : 0.0, dt > 0 ? bytes / dt * 1e-9 : 0.0);
+  std::snprintf(line, sizeof line, "*** %-4s %4lld %-28s %-17s %9.2f us %8.2f GFLOP/s %8.2f GB/s",
+                device.c_str(), static_cast<long long>(GlobalCounters::kernel_count), name.c_str(),
+                size.c_str(), dt * 1e6, dt > 0 ? flops / dt * 1e-9 : 0.0, dt > 0 ? bytes / dt * 1e-9 : 0.0);
   debug_log(2, line);
 }
 
@@ -230,8 +231,8 @@ double KernelRun::run(const ExecItem& item) {
   const bool deferred = !target.thread_slices;
   for (int a = 0; a < 3; a++)  // after the buffers: memory the device will not give is named first
     if (item.dims.grid[a] > target.max_grid[a])
-      throw Error("kernel " + item.name + ": " + std::to_string(item.global_size) + " work-items are more than " +
-                  target.language + " on " + dev.name() + " launches at once");
+      throw Error("kernel " + item.name + ": " + std::to_string(item.global_size) +
+                  " work-items are more than " + target.language + " on " + dev.name() + " launches at once");
   LaunchArgs args;
   args.buffers = handles;
   args.vars = vars;
@@ -249,13 +250,15 @@ double KernelRun::run(const ExecItem& item) {
   LaunchResult r = item.program->launch(args);
   for (size_t i = 0; i < item.written.size(); i++)
     if (item.written[i]) item.buffers[i]->version++;
-  double dt = r.seconds >= 0 ? r.seconds : std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double dt = r.seconds >= 0 ? r.seconds
+                             : std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   int64_t flops = item.flops_per_item * item.global_size;
   GlobalCounters::kernel_count++;
   GlobalCounters::global_ops += flops;
   GlobalCounters::global_mem += bytes;
   GlobalCounters::time_sum_s += dt;
-  if (debug_at(2)) log_launch(dev.name(), item.name, "global " + std::to_string(item.global_size), dt, flops, bytes);
+  if (debug_at(2))
+    log_launch(dev.name(), item.name, "global " + std::to_string(item.global_size), dt, flops, bytes);
   raise_kernel_error(r.error, item.name, item.index_errors);
   return dt;
 }

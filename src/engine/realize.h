@@ -37,7 +37,7 @@ struct Compiled {
   std::string name, source, error;
   std::shared_ptr<Program> program;
   int64_t global_size = 0, work_per_item = 1, flops_per_item = 0;  // of the optimized kernel
-  LaunchDims dims;  // devices with work-groups
+  LaunchDims dims;                                                 // devices with work-groups
 };
 // Applies opts, linearizes and renders for k.device (does not compile).
 std::shared_ptr<Compiled> render_kernel(const Kernel& k, std::span<const Opt> opts);

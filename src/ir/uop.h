@@ -49,9 +49,9 @@ struct CopyArg {
   bool operator==(const CopyArg&) const = default;
 };
 
-using Arg = std::variant<std::monostate, int64_t, double, std::vector<int64_t>, ReduceArg,
-                         std::shared_ptr<Buffer>, std::shared_ptr<VariableState>, RangeArg,
-                         std::shared_ptr<GradFn>, CopyArg>;
+using Arg =
+    std::variant<std::monostate, int64_t, double, std::vector<int64_t>, ReduceArg, std::shared_ptr<Buffer>,
+                 std::shared_ptr<VariableState>, RangeArg, std::shared_ptr<GradFn>, CopyArg>;
 
 struct UOp {
   Ops op;

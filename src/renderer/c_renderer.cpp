@@ -25,7 +25,8 @@ CStyleLanguage c_language() {
   // loops carry their own vectors, so the loss is small (measured in docs/testing.md).
   c.preamble =
       "#include <math.h>\n#include <stdint.h>\n"
-      "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"no-tree-loop-if-convert\")\n#endif\n";
+      "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC "
+      "optimize(\"no-tree-loop-if-convert\")\n#endif\n";
   c.float_suffix = true;
   c.bool_storage = "_Bool";
   c.nan32 = "__builtin_nanf(\"\")";

@@ -209,7 +209,8 @@ class CRenderer {
           body << line(in);
           continue;
         }
-        body << polled_loop(name(in.u), "0", literal(*in.u->src[0], lang_), trips, p->second, indent(in.depth));
+        body << polled_loop(name(in.u), "0", literal(*in.u->src[0], lang_), trips, p->second,
+                            indent(in.depth));
         if (open_strips.back()) strip_indent_ += 2;
         continue;
       }
@@ -234,8 +235,8 @@ class CRenderer {
         kernel << "  " << t << " " << n << "[" << count << "];\n";
         continue;
       }
-      kernel << "  " << t << "* restrict " << n << " = (" << t << "*)__builtin_malloc(" << count << " * sizeof(" << t
-             << "));\n";
+      kernel << "  " << t << "* restrict " << n << " = (" << t << "*)__builtin_malloc(" << count
+             << " * sizeof(" << t << "));\n";
       frees += (frees.empty() ? "" : " ") + ("__builtin_free(" + n + ");");
       missing += (missing.empty() ? "" : " || ") + ("!" + n);
     }
@@ -289,8 +290,10 @@ class CRenderer {
     std::ostringstream os;
     os << "\nstatic int " << k_.name << "(";
     for (size_t i = 0; i < k_.buffers.size(); i++)
-      os << (k_.written[i] ? "" : "const ") << storage_type(k_.buffers[i]->dtype) << "* restrict data" << i << ", ";
-    for (size_t i = 0; i < k_.vars.size(); i++) os << "const " << compute_type(var_dtype(i)) << " var" << i << ", ";
+      os << (k_.written[i] ? "" : "const ") << storage_type(k_.buffers[i]->dtype) << "* restrict data" << i
+         << ", ";
+    for (size_t i = 0; i < k_.vars.size(); i++)
+      os << "const " << compute_type(var_dtype(i)) << " var" << i << ", ";
     os << "int64_t gstart, int64_t gend, const volatile int* lg_stop) {\n  int err = 0;\n";
     return os.str();
   }
@@ -299,15 +302,16 @@ class CRenderer {
   std::string slice_entry() {
     std::ostringstream os;
     os << "int " << k_.name
-       << "_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend, const volatile int* lg_stop) "
+       << "_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend, const volatile int* "
+          "lg_stop) "
           "{\n  return "
        << k_.name << "(";
     for (size_t i = 0; i < k_.buffers.size(); i++)
       os << "(" << storage_type(k_.buffers[i]->dtype) << "*)bufs[" << i << "], ";
     for (size_t i = 0; i < k_.vars.size(); i++) {
       std::string v = "vars[" + std::to_string(i) + "]";
-      os << "(" << compute_type(var_dtype(i)) << ")" << (is_float(var_dtype(i)) ? "lg_bits_f64(" + v + ")" : v)
-         << ", ";
+      os << "(" << compute_type(var_dtype(i)) << ")"
+         << (is_float(var_dtype(i)) ? "lg_bits_f64(" + v + ")" : v) << ", ";
     }
     os << "gstart, gend, lg_stop);\n}\n";
     return os.str();
@@ -324,8 +328,8 @@ class CRenderer {
     os << lang_.buffer_prefix << "int* lg_err, uint lg_launch) {\n  int err = 0;\n";
     for (size_t i = 0; i < k_.vars.size(); i++) {
       std::string v = "var" + std::to_string(i) + "_bits";
-      os << "  const " << compute_type(var_dtype(i)) << " var" << i << " = (" << compute_type(var_dtype(i)) << ")"
-         << (is_float(var_dtype(i)) ? "lg_bits_f64(" + v + ")" : v) << ";\n";
+      os << "  const " << compute_type(var_dtype(i)) << " var" << i << " = (" << compute_type(var_dtype(i))
+         << ")" << (is_float(var_dtype(i)) ? "lg_bits_f64(" + v + ")" : v) << ";\n";
     }
     return os.str();
   }
@@ -454,7 +458,8 @@ class CRenderer {
     switch (in.step) {
       case Step::Open: {
         std::string r = name(u);
-        return ind + "for (int64_t " + r + " = 0; " + r + " < " + literal(*u->src[0], lang_) + "; " + r + "++) {\n";
+        return ind + "for (int64_t " + r + " = 0; " + r + " < " + literal(*u->src[0], lang_) + "; " + r +
+               "++) {\n";
       }
       case Step::Close:
         return ind + "}\n";
@@ -731,16 +736,20 @@ class CRenderer {
   std::string scalar_fma() {
     if (!has_helper("lg_vfma_1"))
       helpers_.emplace_back(
-          "lg_vfma_1", lang_.helpers.count("lg_vfma_1") ? lang_.helpers.at("lg_vfma_1") :
-          "static inline float lg_vfma_1(float a, float b, float c) {\n#if defined(__clang__)\n"
-          "#pragma clang fp contract(fast)\n  return a * b + c;\n#elif defined(FP_FAST_FMAF)\n"
-          "  return __builtin_fmaf(a, b, c);\n#else\n  return a * b + c;\n#endif\n}\n");
+          "lg_vfma_1",
+          lang_.helpers.count("lg_vfma_1")
+              ? lang_.helpers.at("lg_vfma_1")
+              : "static inline float lg_vfma_1(float a, float b, float c) {\n#if defined(__clang__)\n"
+                "#pragma clang fp contract(fast)\n  return a * b + c;\n#elif defined(FP_FAST_FMAF)\n"
+                "  return __builtin_fmaf(a, b, c);\n#else\n  return a * b + c;\n#endif\n}\n");
     if (!has_helper("lg_fbits"))
       helpers_.emplace_back(
-          "lg_fbits", lang_.helpers.count("lg_fbits") ? lang_.helpers.at("lg_fbits") :
-          "static inline uint32_t lg_fbits(float x) { uint32_t u; __builtin_memcpy(&u, &x, 4); "
-          "return u; }\nstatic inline float lg_bitsf(uint32_t u) { float x; "
-          "__builtin_memcpy(&x, &u, 4); return x; }\n");
+          "lg_fbits",
+          lang_.helpers.count("lg_fbits")
+              ? lang_.helpers.at("lg_fbits")
+              : "static inline uint32_t lg_fbits(float x) { uint32_t u; __builtin_memcpy(&u, &x, 4); "
+                "return u; }\nstatic inline float lg_bitsf(uint32_t u) { float x; "
+                "__builtin_memcpy(&x, &u, 4); return x; }\n");
     return "lg_vfma_1";
   }
 
@@ -919,7 +928,8 @@ class CRenderer {
     if (op == Ops::MUL) return is_float(dt) ? "1.0" : "1";
     if (is_float(dt)) return "-" + (dt == kFloat64 ? lang_.inf64 : lang_.inf32);
     if (dt == kBool || is_unsigned(dt)) return "0";
-    return literal(*const_int_uop(dt, dt == kInt64 ? INT64_MIN : -(int64_t(1) << (bit_width(dt) - 1))), lang_);
+    return literal(*const_int_uop(dt, dt == kInt64 ? INT64_MIN : -(int64_t(1) << (bit_width(dt) - 1))),
+                   lang_);
   }
 
   // Signed + and * wrap in two's complement, as PyTorch's do. C compiles with -fwrapv; a language

@@ -14,13 +14,13 @@ namespace lazygrad {
 
 struct CStyleLanguage {
   Target target;
-  std::string preamble;            // includes, typedefs, pragmas at the top of every kernel
-  std::string kernel_prefix;       // before a work-group kernel's name: "__kernel void "
-  std::string buffer_prefix;       // before a buffer parameter's type: "__global "
-  std::string global_id;           // this work-item's global index: "get_global_id(0)"
-  bool float_suffix = true;        // C's sinf and sqrtf; OpenCL C overloads sin and sqrt instead
-  bool signed_wraps = true;        // signed overflow wraps (C with -fwrapv); else done unsigned
-  std::string bool_storage = "_Bool";  // how a bool is stored (OpenCL forbids bool in a buffer)
+  std::string preamble;                    // includes, typedefs, pragmas at the top of every kernel
+  std::string kernel_prefix;               // before a work-group kernel's name: "__kernel void "
+  std::string buffer_prefix;               // before a buffer parameter's type: "__global "
+  std::string global_id;                   // this work-item's global index: "get_global_id(0)"
+  bool float_suffix = true;                // C's sinf and sqrtf; OpenCL C overloads sin and sqrt instead
+  bool signed_wraps = true;                // signed overflow wraps (C with -fwrapv); else done unsigned
+  std::string bool_storage = "_Bool";      // how a bool is stored (OpenCL forbids bool in a buffer)
   std::string nan32, nan64, inf32, inf64;  // the literals
   // Helpers by name (as the base calls them) whose code this language spells its own way: lg_fbits
   // (float bits and back), lg_vfma_1 (a * b + c with one rounding), lg_bits_f64 (a scalar argument

@@ -34,10 +34,11 @@ CStyleLanguage opencl_language(Target t) {
   CStyleLanguage c;
   c.target = std::move(t);
   // No contraction: a * b + c is two roundings, as on the CPU (OpenCL C contracts by default).
-  c.preamble = std::string("#pragma OPENCL FP_CONTRACT OFF\n") +
-               (c.target.float64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "") +
-               "typedef char int8_t;\ntypedef uchar uint8_t;\ntypedef short int16_t;\ntypedef ushort uint16_t;\n"
-               "typedef int int32_t;\ntypedef uint uint32_t;\ntypedef long int64_t;\ntypedef ulong uint64_t;\n";
+  c.preamble =
+      std::string("#pragma OPENCL FP_CONTRACT OFF\n") +
+      (c.target.float64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "") +
+      "typedef char int8_t;\ntypedef uchar uint8_t;\ntypedef short int16_t;\ntypedef ushort uint16_t;\n"
+      "typedef int int32_t;\ntypedef uint uint32_t;\ntypedef long int64_t;\ntypedef ulong uint64_t;\n";
   c.kernel_prefix = "__kernel void ";
   c.buffer_prefix = "__global ";
   c.global_id = "(int64_t)get_global_id(0)";
@@ -51,7 +52,8 @@ CStyleLanguage opencl_language(Target t) {
   c.helpers["lg_fbits"] =
       "static inline uint lg_fbits(float x) { return as_uint(x); }\n"
       "static inline float lg_bitsf(uint u) { return as_float(u); }\n";
-  c.helpers["lg_vfma_1"] = "static inline float lg_vfma_1(float a, float b, float c) { return fma(a, b, c); }\n";
+  c.helpers["lg_vfma_1"] =
+      "static inline float lg_vfma_1(float a, float b, float c) { return fma(a, b, c); }\n";
   c.helpers["lg_bits_f64"] = c.target.float64
                                  ? "static inline double lg_bits_f64(long b) { return as_double(b); }\n"
                                  : kBitsF64ToF32;

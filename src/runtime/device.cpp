@@ -120,7 +120,8 @@ std::string canonical_device(const std::string& name) {
     if (!digits) throw Error("device '" + name + "': the index after ':' is not a number");
     index = std::stoi(num);
   }
-  bool known = std::any_of(backends().begin(), backends().end(), [&](const Backend& b) { return b.kind == kind; });
+  bool known =
+      std::any_of(backends().begin(), backends().end(), [&](const Backend& b) { return b.kind == kind; });
   if (!known) {
     std::string kinds;
     for (const Backend& b : backends()) kinds += (kinds.empty() ? "" : ", ") + b.kind;

@@ -46,8 +46,8 @@ struct LaunchArgs {
 };
 
 struct LaunchResult {
-  int error = 0;         // the kernel's error word (codegen/kernel.h) where the device returns one
-  double seconds = -1;   // the kernel's own time when timed (device events where the API has them)
+  int error = 0;        // the kernel's error word (codegen/kernel.h) where the device returns one
+  double seconds = -1;  // the kernel's own time when timed (device events where the API has them)
 };
 
 // A compiled kernel.
@@ -59,9 +59,9 @@ class Program {
 
 // A launch over global indices [0, global_size) on a target with thread slices (the CPU), in one
 // call: for tests and benchmarks that hold a Program.
-inline LaunchResult launch_slices(const Program& p, std::span<void* const> buffers, std::span<const int64_t> vars,
-                                  int64_t global_size, int64_t work_per_item = 1,
-                                  const volatile int* stop = no_stop()) {
+inline LaunchResult launch_slices(const Program& p, std::span<void* const> buffers,
+                                  std::span<const int64_t> vars, int64_t global_size,
+                                  int64_t work_per_item = 1, const volatile int* stop = no_stop()) {
   LaunchArgs a;
   a.buffers = buffers;
   a.vars = vars;
@@ -147,7 +147,7 @@ std::string canonical_device(const std::string& name);  // "cl:0" -> "CL"; Error
 
 // The backends: each knows its devices and, when it has none, why. Registered in device.cpp.
 struct Backend {
-  std::string kind;                                          // "CPU", "CL"
+  std::string kind;                                                     // "CPU", "CL"
   std::unique_ptr<Device> (*open)(const std::string& name, int index);  // Error when it cannot
   std::vector<DeviceInfo> (*list)();  // what it finds; one unavailable entry with the reason if none
 };

@@ -277,7 +277,7 @@ std::vector<UOpPtr> backprop(const UOpPtr& root, const UOpPtr& upstream, const s
   // source, for the gradient, is the graph it was computed from.
   std::unordered_map<const UOp*, bool> reaches;
   std::unordered_map<const UOp*, UOpPtr> computed_from;
-  std::vector<UOpPtr> order;  // sources before users
+  std::vector<UOpPtr> order;                // sources before users
   std::unordered_set<const Buffer*> stale;  // read by a kept graph, overwritten since
   // A loop over a stack, not recursion: the graph of a long chain is as deep as the chain. Each
   // frame holds a node, the nodes its gradient flows to, and whether any of them reached a target.
@@ -417,8 +417,8 @@ Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs) {
     }
     if (placed && placed->device() != t->device())
       throw Error(std::string(op_name(u->op)) + ": expected all tensors to be on the same device, found " +
-                  placed->device() + " and " + t->device() + " (shapes " + shape_str(placed->shape()) + " and " +
-                  shape_str(t->shape()) + "); move one with .to(device)");
+                  placed->device() + " and " + t->device() + " (shapes " + shape_str(placed->shape()) +
+                  " and " + shape_str(t->shape()) + "); move one with .to(device)");
     placed = t;
   }
   auto impl = std::make_shared<TensorImpl>();

@@ -211,8 +211,8 @@ Tensor trained_convolution(const Tensor& x, const Tensor& weight, const Shape& s
   size_t nd = stride.size();
   // The value from the same graphs, as tensors that autograd does not follow (not detach(): a
   // DETACH between the input and its padding would stop the view from merging into one index).
-  Tensor value =
-      convolution(make_tensor(x.uop()), make_tensor(weight.uop()), std::nullopt, stride, pads, dilation, groups);
+  Tensor value = convolution(make_tensor(x.uop()), make_tensor(weight.uop()), std::nullopt, stride, pads,
+                             dilation, groups);
   Shape in = spatial_shape(x, nd), out = spatial_shape(value, nd), kernel = spatial_shape(weight, nd);
   auto backward = [=](const Tensor& dy, const std::vector<Tensor>& inputs) {
     const Tensor &xt = inputs[0], &wt = inputs[1];
@@ -223,8 +223,8 @@ Tensor trained_convolution(const Tensor& x, const Tensor& weight, const Shape& s
       int64_t covered = (out[j] - 1) * stride[j] + dilation[j] * (kernel[j] - 1) + 1;
       output_padding[j] = in[j] + before[j] + after[j] - covered;
     }
-    Tensor dx = conv_transpose_nd("conv backward", nd, dy, wt, std::nullopt, stride, 0, output_padding, groups,
-                                  dilation);
+    Tensor dx = conv_transpose_nd("conv backward", nd, dy, wt, std::nullopt, stride, 0, output_padding,
+                                  groups, dilation);
     for (size_t j = 0; j < nd; j++) dx = dx.slice(2 + static_cast<int64_t>(j), before[j], before[j] + in[j]);
     Tensor dw = convolution(xt, wt, std::nullopt, stride, pads, dilation, groups).gradient({wt}, dy)[0];
     return std::vector<Tensor>{dx, dw};

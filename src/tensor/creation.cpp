@@ -100,10 +100,10 @@ RngState& rng_state() {
 }
 
 Tensor Tensor::full(const Shape& shape, Scalar value, std::optional<DType> dtype, const std::string& device) {
-  DType dt = dtype ? *dtype
-                   : value.kind() == Scalar::Kind::Float ? kFloat32
-                   : value.kind() == Scalar::Kind::Int   ? kInt64
-                                                         : kBool;
+  DType dt = dtype                                 ? *dtype
+             : value.kind() == Scalar::Kind::Float ? kFloat32
+             : value.kind() == Scalar::Kind::Int   ? kInt64
+                                                   : kBool;
   checked_nbytes(shape, dt, "full");
   return placed_on(broadcast_const(scalar_tensor(value, dt).uop(), shape), device);
 }
@@ -117,13 +117,16 @@ Tensor Tensor::ones(const Shape& shape, DType dtype, const std::string& device) 
 }
 Tensor Tensor::zeros_like(const Tensor& t) { return full(t.shape(), 0, t.dtype(), t.device()); }
 Tensor Tensor::ones_like(const Tensor& t) { return full(t.shape(), 1, t.dtype(), t.device()); }
-Tensor Tensor::full_like(const Tensor& t, Scalar value) { return full(t.shape(), value, t.dtype(), t.device()); }
+Tensor Tensor::full_like(const Tensor& t, Scalar value) {
+  return full(t.shape(), value, t.dtype(), t.device());
+}
 
 Tensor Tensor::arange(Scalar end, std::optional<DType> dtype, const std::string& device) {
   return arange(0, end, 1, dtype, device);
 }
 
-Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype, const std::string& device) {
+Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype,
+                      const std::string& device) {
   require(step.to_double() != 0, "arange: step must be nonzero");
   double span = end.to_double() - start.to_double();
   require(std::isfinite(span), "arange: start and end must be finite");
@@ -157,7 +160,8 @@ Tensor Tensor::linspace(double start, double end, int64_t steps, DType dtype, co
 
 Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype, const std::string& device) {
   int64_t cols = m.value_or(n);
-  require(n >= 0 && cols >= 0, "eye: sizes must be non-negative, got " + std::to_string(n) + " and " + std::to_string(cols));
+  require(n >= 0 && cols >= 0,
+          "eye: sizes must be non-negative, got " + std::to_string(n) + " and " + std::to_string(cols));
   checked_nbytes({n, cols}, dtype, "eye");
   Tensor r = iota(n, kInt64).reshape({n, 1}), c = iota(cols, kInt64).reshape({1, cols});
   return placed_on(r.eq(c).to(dtype), device);
@@ -187,9 +191,11 @@ Tensor Tensor::randn(const Shape& shape, DType dtype, const std::string& device)
   return placed_on((r * (u2 * (2 * std::numbers::pi)).cos()).to(dtype).reshape(shape), device);
 }
 
-Tensor Tensor::randint(int64_t low, int64_t high, const Shape& shape, DType dtype, const std::string& device) {
+Tensor Tensor::randint(int64_t low, int64_t high, const Shape& shape, DType dtype,
+                       const std::string& device) {
   int64_t n = random_numel(shape, true, "randint");
-  require(high > low, "randint: high (" + std::to_string(high) + ") must be greater than low (" + std::to_string(low) + ")");
+  require(high > low, "randint: high (" + std::to_string(high) + ") must be greater than low (" +
+                          std::to_string(low) + ")");
   Tensor u = uniform_f64(n);
   Tensor v = (u * static_cast<double>(high - low)).floor().to(kInt64) + low;
   return placed_on(v.to(dtype).reshape(shape), device);

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <deque>
+#include <functional>
 #include <iomanip>
 #include <mutex>
 #include <sstream>
@@ -114,7 +114,8 @@ Tensor placed_on(Tensor t, const std::string& device) {
 
 void move_to_device(const Tensor& t, const std::string& device) {
   TensorImpl& impl = *t.impl();
-  if (impl.base) throw Error("to: a view (shape " + shape_str(impl.shape) + ") cannot be moved in place; move its base");
+  if (impl.base)
+    throw Error("to: a view (shape " + shape_str(impl.shape) + ") cannot be moved in place; move its base");
   std::string to = lazygrad::device(device).name();
   if (t.device() == to) return;
   Tensor moved;

@@ -22,9 +22,9 @@ struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
 
-  UOpPtr uop;                          // a base tensor's graph (null for a view)
-  std::shared_ptr<TensorImpl> base;    // a view's base (always a base, never a view)
-  std::vector<MovementOp> view_ops;    // applied to the base's current graph, in order
+  UOpPtr uop;                        // a base tensor's graph (null for a view)
+  std::shared_ptr<TensorImpl> base;  // a view's base (always a base, never a view)
+  std::vector<MovementOp> view_ops;  // applied to the base's current graph, in order
   Shape shape;
   DType dtype = kFloat32;
   // Where a base's values live or will be computed (canonical: "CPU", "CL:1"); a view's is its
@@ -34,8 +34,8 @@ struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
   // (a constant the frontend made for an op) is wherever its partner is, else the default device.
   std::string device = "CPU";
   bool floating = false;
-  bool requires_grad = false;          // a leaf marked by the user, or computed from one
-  std::shared_ptr<TensorImpl> grad;    // a leaf's accumulated gradient (lazy)
+  bool requires_grad = false;        // a leaf marked by the user, or computed from one
+  std::shared_ptr<TensorImpl> grad;  // a leaf's accumulated gradient (lazy)
   // A leaf's graphs before its in-place updates (under NoGrad, as an optimizer's): a forward pass
   // built before an update read the leaf through one of them, and its gradient is still the leaf's.
   std::vector<std::weak_ptr<const UOp>> past;
@@ -93,8 +93,9 @@ std::vector<UOpPtr> kept_graphs();
 struct GradFn {
   std::function<std::vector<Tensor>(const Tensor& g, const std::vector<Tensor>& inputs)> backward;
 };
-Tensor with_gradient(const Tensor& value, const std::vector<Tensor>& inputs,
-                     std::function<std::vector<Tensor>(const Tensor& g, const std::vector<Tensor>& inputs)> backward);
+Tensor with_gradient(
+    const Tensor& value, const std::vector<Tensor>& inputs,
+    std::function<std::vector<Tensor>(const Tensor& g, const std::vector<Tensor>& inputs)> backward);
 
 // A value that does not vary smoothly with x (trunc, sign: made of integer casts and comparisons,
 // which end the gradient graph) tied back to x with a zero gradient, as PyTorch's rules for them

@@ -17,9 +17,9 @@
 #include "debug.h"
 #include "lazygrad/counters.h"
 #include "lazygrad/error.h"
+#include "renderer/renderer.h"
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
-#include "renderer/renderer.h"
 #include "runtime/interrupt.h"
 #include "runtime/thread_pool.h"
 #include "shape/size.h"
@@ -137,8 +137,8 @@ DeviceInfo cpu_info(const std::string& name) {
   std::string first = v.substr(0, v.find('\n'));
   bool ok = status == 0;
   return {name,
-          (ok ? first : "compiler '" + settings().cc + "' not found") + ", " + std::to_string(settings().threads) +
-              " threads",
+          (ok ? first : "compiler '" + settings().cc + "' not found") + ", " +
+              std::to_string(settings().threads) + " threads",
           ok};
 }
 
@@ -257,7 +257,9 @@ class CpuDevice : public Device {
 
 }  // namespace
 
-std::unique_ptr<Device> open_cpu_device(const std::string& name, int) { return std::make_unique<CpuDevice>(name); }
+std::unique_ptr<Device> open_cpu_device(const std::string& name, int) {
+  return std::make_unique<CpuDevice>(name);
+}
 
 // The CPU is always there; the entry says whether its compiler is.
 std::vector<DeviceInfo> list_cpu_devices() { return {cpu_info("CPU")}; }
