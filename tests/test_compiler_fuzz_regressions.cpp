@@ -421,3 +421,16 @@ TEST(CompilerFuzz, DivisionByAScalarIsOneRoundingOnLanes) {
   for (size_t i = 0; i < xs.size(); i++) ASSERT_EQ(lanes[i], xs[i] / 0.3f) << i;
   EXPECT_EQ(lanes, alone);
 }
+
+// Seed 3634 (sampled: the row unrolled 4 then 2, the rows a loop inside the kernel): GCC 12's SLP
+// vectorizer, at -O2 with AVX2 or AVX-512, miscompiled the uint8 min of signs, which lowers to
+// 255 - max(255 - x): every row came out 255 instead of 1 (right at -O0, with clang, and with
+// -fno-tree-slp-vectorize). The CPU's kernels now compile without SLP (renderer/c_renderer.cpp).
+TEST(CompilerFuzz, Uint8MinOfSignsIsRightWhenUnrolled) {
+  ForcedOpts forced({{AxisKind::Unroll, 1, 4}, {AxisKind::Loop, 0, 7}, {AxisKind::Unroll, 1, 2}}, 3634);
+  Tensor v0 = Tensor::from_vector<uint8_t>(
+      {9, 4, 4, 11, 2, 2, 12, 3, 1, 6, 40, 7, 9, 1, 10, 5, 41, 8, 1, 54, 41, 10, 3, 133, 12, 12, 12, 4,
+       1, 200, 3, 126, 46, 4, 12, 6, 3, 8, 2, 213, 12, 4, 11, 6, 4, 4, 3, 12, 4, 164, 108, 11, 5, 4, 4, 2},
+      {7, 8});
+  EXPECT_EQ(v0.sign().min(1).to_vector<uint8_t>(), std::vector<uint8_t>(7, 1));
+}

@@ -22,11 +22,15 @@ CStyleLanguage c_language() {
   // GCC 12's loop if-conversion miscompiles some of these kernels at -O2 with AVX-512VL: a vector
   // product reduction whose select reads `r < k | r == k` came out as the identity on three lanes
   // of four (the compiler fuzzer's seed 3306; right at -O0, with clang, and with UBSan). Our
-  // loops carry their own vectors, so the loss is small (measured in docs/testing.md).
+  // loops carry their own vectors, so the loss is small (measured in docs/testing.md). Its SLP
+  // vectorizer (with AVX2 or AVX-512) made a uint8 min of signs, 255 - max(255 - x) over a row
+  // unrolled 4 then 2, 255 where every value was 1 (the compiler fuzzer's seed 3634; right at -O0,
+  // with clang, and without SLP); our kernels' vectors are our own, so it is off too (no change in
+  // bench_sgemm or the training steps: docs/testing.md).
   c.preamble =
       "#include <math.h>\n#include <stdint.h>\n"
-      "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC "
-      "optimize(\"no-tree-loop-if-convert\")\n#endif\n";
+      "#if defined(__GNUC__) && !defined(__clang__)\n"
+      "#pragma GCC optimize(\"no-tree-loop-if-convert\", \"no-tree-slp-vectorize\")\n#endif\n";
   c.float_suffix = true;
   c.bool_storage = "_Bool";
   c.nan32 = "__builtin_nanf(\"\")";
