@@ -737,19 +737,18 @@ class CRenderer {
     if (!has_helper("lg_vfma_1"))
       helpers_.emplace_back(
           "lg_vfma_1",
-          lang_.helpers.count("lg_vfma_1")
-              ? lang_.helpers.at("lg_vfma_1")
-              : "static inline float lg_vfma_1(float a, float b, float c) {\n#if defined(__clang__)\n"
-                "#pragma clang fp contract(fast)\n  return a * b + c;\n#elif defined(FP_FAST_FMAF)\n"
-                "  return __builtin_fmaf(a, b, c);\n#else\n  return a * b + c;\n#endif\n}\n");
+          helper_code("lg_vfma_1",
+                      "static inline float lg_vfma_1(float a, float b, float c) {\n#if "
+                      "defined(__clang__)\n#pragma clang fp contract(fast)\n  return a * b + "
+                      "c;\n#elif defined(FP_FAST_FMAF)\n  return __builtin_fmaf(a, b, c);\n#else\n"
+                      "  return a * b + c;\n#endif\n}\n"));
     if (!has_helper("lg_fbits"))
-      helpers_.emplace_back(
-          "lg_fbits",
-          lang_.helpers.count("lg_fbits")
-              ? lang_.helpers.at("lg_fbits")
-              : "static inline uint32_t lg_fbits(float x) { uint32_t u; __builtin_memcpy(&u, &x, 4); "
-                "return u; }\nstatic inline float lg_bitsf(uint32_t u) { float x; "
-                "__builtin_memcpy(&x, &u, 4); return x; }\n");
+      helpers_.emplace_back("lg_fbits",
+                            helper_code("lg_fbits",
+                                        "static inline uint32_t lg_fbits(float x) { uint32_t u; "
+                                        "__builtin_memcpy(&u, &x, 4); return u; }\nstatic inline float "
+                                        "lg_bitsf(uint32_t u) { float x; __builtin_memcpy(&x, &u, 4); "
+                                        "return x; }\n"));
     return "lg_vfma_1";
   }
 
