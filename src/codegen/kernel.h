@@ -37,6 +37,9 @@ struct Kernel {
   Shape out_shape;        // the output's axes: Output range i loops over out_shape[i]
   int64_t global_size;    // iterations of the Global range (after optimize: the thread-split loop)
   int64_t work_per_item;  // inner iterations per global index, for the threading heuristic
+  // Work-items per group when the opts place Local or Group pieces: then each global index is one
+  // work-group of local_size work-items. 1: one work-item per global index, grouped by the engine.
+  int64_t local_size = 1;
   std::vector<std::shared_ptr<Buffer>> buffers;      // param i -> buffer; 0 is the output
   std::vector<bool> written;                         // param i is stored to
   std::vector<const UOp*> reads;                     // realized nodes (other kernels' outputs) read

@@ -32,9 +32,17 @@ class Linearizer {
         out.lanes = w;
       }
       if (u->op == Ops::REDUCE) groups_[std::vector<UOpPtr>(u->src.begin() + 1, u->src.end())].push_back(u);
+      if (u->op == Ops::RANGE && (kind_of(u.get()) == AxisKind::Local || kind_of(u.get()) == AxisKind::Group))
+        out.thread_ranges.push_back(u);
     };
     walk(k.sink);
     lanes_ = out.lanes;
+    std::sort(out.thread_ranges.begin(), out.thread_ranges.end(), [](const UOpPtr& a, const UOpPtr& b) {
+      bool ga = kind_of(a.get()) == AxisKind::Group, gb = kind_of(b.get()) == AxisKind::Group;
+      return ga != gb ? gb : a->as<RangeArg>().id < b->as<RangeArg>().id;
+    });
+    if (!out.thread_ranges.empty() && kind_of(out.thread_ranges.back().get()) == AxisKind::Group)
+      out.group_range = out.thread_ranges.back();
   }
 
   void emit(const UOpPtr& u, int depth, int64_t trips) {
@@ -193,6 +201,8 @@ class Linearizer {
     std::erase_if(group,
                   [&](const UOpPtr& r) { return done_.count(r.get()) != 0; });  // emitted while hoisting
     for (const auto& r : group) out.insts.push_back({Step::AccInit, r, depth});
+    for (const auto& l : loops)  // a loop's own bound (a grouped reduction's partial last trip)
+      if (l->src.size() > 1) emit(l->src[1], depth, trips);
     for (size_t i = 0; i < loops.size(); i++) {
       out.insts.push_back({Step::Open, loops[i], depth + static_cast<int>(i)});
       done_.insert(loops[i].get());
@@ -210,6 +220,10 @@ class Linearizer {
     for (size_t i = loops.size(); i-- > 0;)
       out.insts.push_back({Step::Close, loops[i], depth + static_cast<int>(i)});
     end_scope(scope_start, loops);
+    for (const auto& r : group)
+      if (std::any_of(key.begin(), key.end(),
+                      [](const UOpPtr& x) { return kind_of(x.get()) == AxisKind::Group; }))
+        out.insts.push_back({Step::AccGroup, r, depth});
     for (const auto& r : group) {
       if (out.acc_apart(r)) out.insts.push_back({Step::AccFinish, r, depth});
       done_.insert(r.get());
@@ -232,7 +246,9 @@ DType accumulator_dtype(const UOp& red, bool vector_lanes, bool target_float64) 
 }
 
 LinearKernel linearize(const Kernel& k, bool target_float64) {
-  Staged staged = stage(k);
+  // Work-items of a group split their work by their local index, not by copies into scratch (nor
+  // could a copy carry a grouped loop's own bound): a kernel with work-groups stages nothing.
+  Staged staged = k.local_size > 1 ? Staged{k.sink, {}, {}, {}} : stage(k);
   Kernel with_stages = k;
   with_stages.sink = staged.sink;
   Linearizer L(with_stages);

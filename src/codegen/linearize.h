@@ -13,9 +13,10 @@
 
 namespace lazygrad {
 
-// AccFinish: after a reduction's loops close, its value from its accumulator (a vector accumulator's
-// lanes combined; an accumulator of a wider type rounded to the reduction's dtype).
-enum class Step { Compute, Open, Close, AccInit, AccUpdate, AccFinish };
+// AccGroup: after a grouped reduction's loops close, the work-group's partial accumulators combined
+// (through local memory) into every work-item's accumulator. AccFinish: then its value from its
+// accumulator (a vector accumulator's lanes combined; one of a wider type rounded to the dtype).
+enum class Step { Compute, Open, Close, AccInit, AccUpdate, AccGroup, AccFinish };
 
 // The dtype a reduction accumulates in: one rule for every reduction. A scalar sum of float32 (or of
 // a 16-bit float) in float64 where the target has it (a long float32 running sum loses digits
@@ -46,6 +47,10 @@ struct LinearKernel {
   bool vector_acc(const UOpPtr& red) const {  // a vector accumulator
     return is_vector(red->src[0].get()) || over_lanes.count(red.get()) != 0;
   }
+  // The work-item's place in its group: the Local pieces by id, then the Group piece (the fastest
+  // moving part of the local index, so a group's partial results of one output lie side by side).
+  std::vector<UOpPtr> thread_ranges;
+  UOpPtr group_range;   // the Group piece: only its work-item 0 stores
   bool float64 = true;  // the target holds float64 (accumulator_dtype)
   DType acc_dtype(const UOpPtr& red) const { return accumulator_dtype(*red, vector_acc(red), float64); }
   // The accumulator is a variable apart from the reduction's value, which AccFinish makes from it

@@ -181,6 +181,9 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
   for (int64_t s : ax.sizes) plan.push_back({s, {}});
   int64_t next_id = 1000;                  // lowering numbers its ranges from 0
   int64_t vector = 0;                      // the lanes' width, once a vector axis is chosen
+  int64_t local_size = 1;                  // work-items per group (Local and Group pieces)
+  int group_axis = -1;                     // the axis of the Group piece (at most one)
+  bool group_rest = false;                 // its amount does not divide the axis: the last trip is partial
   std::vector<size_t> order(ax.n_output);  // the global loop's axes, outermost first
   for (size_t i = 0; i < order.size(); i++) order[i] = i;
   for (const Opt& o : opts) {
@@ -197,21 +200,33 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
       continue;
     }
     bool output = static_cast<size_t>(o.axis) < ax.n_output;
-    if (o.amount < 2 || plan[o.axis].loop < o.amount || plan[o.axis].loop % o.amount != 0)
+    if (o.axis == group_axis) throw bad("a Group piece is the last split of its axis");
+    // A Group piece that is the only split of its axis may leave a partial last trip: each
+    // work-item's loop stops at the axis's end (a row of 1000 on groups of 64).
+    bool partial = o.kind == AxisKind::Group && plan[o.axis].pieces.empty() && plan[o.axis].loop > 0;
+    if (o.amount < 2 || (!partial && (plan[o.axis].loop < o.amount || plan[o.axis].loop % o.amount != 0)))
       throw bad("amount must be at least 2 and divide what is left of the axis (" +
                 std::to_string(plan[o.axis].loop) + ")");
     if ((o.kind == AxisKind::Upcast && !output) || (o.kind == AxisKind::Unroll && output) ||
-        (o.kind == AxisKind::Loop && !output))
-      throw bad("upcast and loop split output axes, unroll reduction axes");
-    if (o.kind != AxisKind::Upcast && o.kind != AxisKind::Unroll && o.kind != AxisKind::Vector &&
-        o.kind != AxisKind::Loop)
-      throw bad("not an optimization");
+        (o.kind == AxisKind::Loop && !output) || (o.kind == AxisKind::Local && !output) ||
+        (o.kind == AxisKind::Group && output))
+      throw bad("upcast, loop and local split output axes, unroll and group reduction axes");
+    if (o.kind == AxisKind::Global || o.kind == AxisKind::Output) throw bad("not an optimization");
     if (o.kind == AxisKind::Vector && vector && vector != o.amount)
       throw bad("vector axes of different widths");
+    if (o.kind == AxisKind::Group && group_axis >= 0) throw bad("one Group piece per kernel");
     if (o.kind == AxisKind::Vector) vector = o.amount;
+    if (o.kind == AxisKind::Local || o.kind == AxisKind::Group)
+      local_size = saturating_mul(local_size, o.amount);
+    if (o.kind == AxisKind::Group) {
+      group_axis = o.axis;
+      group_rest = plan[o.axis].loop % o.amount != 0;
+    }
     plan[o.axis].pieces.push_back(make_range(o.amount, next_id++, o.kind));
-    plan[o.axis].loop /= o.amount;
+    plan[o.axis].loop = (plan[o.axis].loop + o.amount - 1) / o.amount;
   }
+  if (vector && local_size > 1)
+    throw Error("optimize: kernel " + k.name + ": vector lanes and work-groups together");
   // The output axes' loops become one Global range, unraveled row-major in `order`.
   Shape loops;
   int64_t global = 1;
@@ -228,9 +243,19 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
       expr = loop_idx[i];
     } else {
       // A loop of 0 iterations stays (an empty reduction); a loop of 1 is its index 0.
-      expr = plan[i].loop != 1 ? make_range(plan[i].loop, ax.ranges[i]->as<RangeArg>().id, AxisKind::Loop)
-                               : index_const(0);
-      if (plan[i].loop != 1) list.push_back(expr);
+      const int64_t id = ax.ranges[i]->as<RangeArg>().id;
+      if (static_cast<int>(i) == group_axis && group_rest) {
+        // A partial last trip: work-item p of the group reduces p, p + G, ... while below the axis's
+        // size n, so its loop runs n / G times, once more when p < n % G (src[1], its own bound).
+        const UOpPtr& piece = plan[i].pieces[0];
+        const int64_t g = piece->src[0]->const_int(), n = ax.sizes[i];
+        UOpPtr bound =
+            alu(Ops::WHERE, kInt64, {idx_lt(piece, n % g), index_const(n / g + 1), index_const(n / g)});
+        expr = make_uop(Ops::RANGE, kInt64, {index_const(plan[i].loop), bound}, RangeArg{id, AxisKind::Loop});
+      } else {
+        expr = plan[i].loop != 1 ? make_range(plan[i].loop, id, AxisKind::Loop) : index_const(0);
+      }
+      if (expr->op == Ops::RANGE) list.push_back(expr);
     }
     for (size_t p = plan[i].pieces.size(); p-- > 0;) {
       const UOpPtr& piece = plan[i].pieces[p];
@@ -257,6 +282,7 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
   Kernel out = k;
   out.sink = sink;
   out.global_size = global;
+  out.local_size = local_size;
   out.work_per_item = saturating_mul(k.global_size, k.work_per_item) / std::max<int64_t>(global, 1);
   out.opts = opts_str(opts);
   return out;
@@ -392,15 +418,37 @@ void column_blocks(const KernelAxes& ax, int64_t reduce_size, const std::vector<
 }
 }  // namespace
 
+std::string misfit(const Kernel& applied, const Target& target) {
+  int64_t lanes = 1, grouped = 0;
+  for (const auto& u : all_of(applied.sink, Ops::RANGE))
+    if (kind_of(u) == AxisKind::Vector) lanes = u->src[0]->const_int();
+  for (const auto& red : all_of(applied.sink, Ops::REDUCE))
+    grouped += std::any_of(red->src.begin() + 1, red->src.end(),
+                           [](const UOpPtr& r) { return kind_of(r) == AxisKind::Group; });
+  if (lanes > 1 && target.vector_bytes == 0) return "it has no vector lanes";
+  if (applied.local_size > 1 && (target.thread_slices || target.local_memory == 0))
+    return "it has no work-groups";
+  const int64_t max_group = std::min(target.max_group_size, target.max_local[0]);
+  if (applied.local_size > max_group)
+    return std::to_string(applied.local_size) + " work-items per group, more than its " +
+           std::to_string(max_group);
+  // Each grouped reduction's partial results: one accumulator (at most 8 bytes) per work-item.
+  const int64_t bytes = saturating_mul(saturating_mul(grouped, applied.local_size), 8);
+  if (bytes > target.local_memory && grouped)
+    return std::to_string(bytes) + " bytes of local memory, more than its " +
+           std::to_string(target.local_memory);
+  return "";
+}
+
 std::vector<Opt> fit_to_target(const Kernel& k, std::vector<Opt> opts, const Target& target) {
-  if (target.vector_bytes > 0) return opts;
-  std::erase_if(opts, [](const Opt& o) { return o.kind == AxisKind::Vector; });
+  if (target.vector_bytes == 0) std::erase_if(opts, [](const Opt& o) { return o.kind == AxisKind::Vector; });
+  if (target.thread_slices || target.local_memory == 0)
+    std::erase_if(opts, [](const Opt& o) { return o.kind == AxisKind::Local || o.kind == AxisKind::Group; });
   try {
-    apply_opts(k, opts);
-    return opts;
+    if (misfit(apply_opts(k, opts), target).empty()) return opts;
   } catch (const Error&) {
-    return required_opts(k);
   }
+  return required_opts(k);
 }
 
 std::vector<Opt> default_opts(const Kernel& k, const Target& target) {

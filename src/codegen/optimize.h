@@ -43,7 +43,12 @@ KernelAxes kernel_axes(const Kernel& k);
 // its reader (docs/optimizer.md) gets the row as a Loop, so it is computed once per row.
 std::vector<Opt> required_opts(const Kernel& k);
 
-// opts with what the target cannot do taken out (vector lanes where it has none); required_opts when
+// Why a kernel with its opts applied cannot run on the target (vector lanes where it has none,
+// work-groups where it has none, or larger than it allows, grouped reductions whose partial results
+// outgrow its local memory); empty when it can.
+std::string misfit(const Kernel& applied, const Target& target);
+
+// opts with what the target cannot do taken out (vector lanes, work-groups); required_opts when
 // what is left no longer fits the kernel. For opts chosen elsewhere (the fuzzer's, a test's).
 std::vector<Opt> fit_to_target(const Kernel& k, std::vector<Opt> opts, const Target& target);
 

@@ -93,6 +93,10 @@ std::vector<std::vector<Opt>> extensions(const Kernel& k, const std::vector<Opt>
     for (const Opt& o : opts)
       if (o.axis == static_cast<int>(a) && o.kind != AxisKind::Global) rest /= o.amount;
     if (output && rest > 1) moves.push_back({AxisKind::Loop, static_cast<int>(a), rest});
+    // Work-groups: local sizes along output axes, a grouped reduction along a reduction axis.
+    if (!target.thread_slices && target.local_memory > 0)
+      for (int64_t l : {2, 4, 8, 16, 32, 64, 128, 256})
+        moves.push_back({output ? AxisKind::Local : AxisKind::Group, static_cast<int>(a), l});
     for (const Opt& m : moves) {
       std::vector<Opt> next = opts;
       next.push_back(m);
@@ -101,7 +105,7 @@ std::vector<std::vector<Opt>> extensions(const Kernel& k, const std::vector<Opt>
         if (o.kind == AxisKind::Upcast || o.kind == AxisKind::Unroll) expansion *= o.amount;
       if (expansion > kMaxExpansion) continue;
       try {
-        apply_opts(k, next);
+        if (!misfit(apply_opts(k, next), target).empty()) continue;
       } catch (const Error&) {
         continue;
       }

@@ -91,9 +91,15 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
   return out;
 }
 
-LaunchDims launch_dims(const Target& t, int64_t global_size) {
+LaunchDims launch_dims(const Target& t, const Kernel& k) {
   LaunchDims d;
+  const int64_t global_size = k.global_size;
   if (t.thread_slices) return d;  // the CPU splits the global range itself
+  if (k.local_size > 1) {         // the opts placed work-groups: one per global index
+    d.local[0] = k.local_size;
+    d.grid[0] = global_size;
+    return d;
+  }
   // One work-item per global index, in groups of up to 64 (a wavefront or two; PoCL vectorizes a
   // group across SIMD lanes), the last group cut short by the kernel's bound check.
   int64_t local =
@@ -111,12 +117,15 @@ std::shared_ptr<Compiled> render_kernel(const Kernel& k, std::span<const Opt> op
   c->device = &device(k.device);
   const Renderer& renderer = c->device->renderer();
   Kernel opt = apply_opts(k, opts);
+  if (std::string why = misfit(opt, renderer.target()); !why.empty())
+    throw Error("kernel " + k.name + " [" + opt.opts + "] does not fit " + renderer.target().language + ": " +
+                why);
   LinearKernel lin = linearize(opt);
   c->name = opt.opts.empty() ? k.name : k.name + " [" + opt.opts + "]";
   c->global_size = opt.global_size;
   c->work_per_item = opt.work_per_item;
   c->flops_per_item = lin.flops_per_item;
-  c->dims = launch_dims(renderer.target(), opt.global_size);
+  c->dims = launch_dims(renderer.target(), opt);
   c->source = renderer.render(opt, lin);
   if (debug_at(5)) debug_log(5, "IR of " + c->name + ":\n" + opt.sink->str());
   if (debug_at(4)) debug_log(4, c->source);

@@ -31,11 +31,14 @@ struct ReduceArg {
 
 // What a kernel loop variable is. Lowering makes one Output range per output axis and Loop ranges
 // for reductions; the optimizer turns the Output ranges into the thread-split Global loop and may
-// split pieces off any axis: Upcast (output, unrolled into registers), Unroll (reduction, unrolled)
-// and Vector (the lanes of the compiler's vector types).
-enum class AxisKind : uint8_t { Global, Output, Loop, Upcast, Unroll, Vector };
-// One letter per kind, in enum order: how DEBUG output and opts strings ("V1:16 U0:4") name them.
-inline constexpr char kAxisLetters[] = "GOLUNV";
+// split pieces off any axis: Upcast (output, unrolled into registers), Unroll (reduction, unrolled),
+// Vector (the lanes of the compiler's vector types), and on devices with work-groups Local (output:
+// the work-items of a group) and Group (reduction: a grouped reduction, each work-item of a group
+// reduces every Group-th element, and the group combines its partial results in local memory).
+enum class AxisKind : uint8_t { Global, Output, Loop, Upcast, Unroll, Vector, Local, Group };
+// One letter per kind, in enum order: how DEBUG output and opts strings ("V1:16 U0:4") name them
+// (T: threads of a work-group, R: a reduction the group shares).
+inline constexpr char kAxisLetters[] = "GOLUNVTR";
 
 struct RangeArg {
   int64_t id;

@@ -191,6 +191,9 @@ class CRenderer {
       : lang_(lang), k_(k), lin_(lin), work_groups_(!lang.target.thread_slices) {}
 
   std::string render() {
+    if (!work_groups_ && !lin_.thread_ranges.empty())
+      throw Error("render: kernel " + k_.name + ": " + lang_.target.language +
+                  " has no work-groups (Local and Group opts)");
     const std::unordered_map<size_t, int64_t> polls = poll_every();
     // Loops opened as two (polled_loop) are closed as two, and what they hold is indented once more:
     // one entry per open loop, true for a strip-mined one.
@@ -246,7 +249,9 @@ class CRenderer {
       for (int64_t l = 0; l < lanes(); l++) kernel << (l ? ", " : "") << l;
       kernel << "};\n";
     }
-    if (work_groups_)
+    if (work_groups_ && !lin_.thread_ranges.empty())
+      kernel << group_head();
+    else if (work_groups_)
       kernel << "  const int64_t g = " << lang_.global_id << ";\n  if (g < " << k_.global_size << ") {\n";
     else if (g_poll == polls.end())
       kernel << "  for (int64_t g = gstart; g < gend; g++) {\n";
@@ -332,6 +337,55 @@ class CRenderer {
          << ")" << (is_float(var_dtype(i)) ? "lg_bits_f64(" + v + ")" : v) << ";\n";
     }
     return os.str();
+  }
+
+  // A kernel with Local or Group pieces: one work-group per global index (exactly as many as there
+  // are, so every work-item reaches every barrier), its local index cut into the pieces (the Group
+  // piece fastest), and the local memory of its grouped reductions.
+  std::string group_head() {
+    std::ostringstream os;
+    for (const Inst& in : lin_.insts)
+      if (in.step == Step::AccGroup)
+        os << "  " << lang_.local_prefix << storage_type(lin_.acc_dtype(in.u)) << " " << part_name(in.u)
+           << "[" << k_.local_size << "];\n";
+    os << "  const int64_t g = " << lang_.group_id << ";\n  const int64_t lid = " << lang_.local_id << ";\n";
+    int64_t stride = k_.local_size;
+    for (const auto& r : lin_.thread_ranges) {
+      const int64_t n = r->src[0]->const_int();
+      stride /= n;
+      os << "  const int64_t " << name(r) << " = lid" << (stride > 1 ? " / " + std::to_string(stride) : "")
+         << (stride * n < k_.local_size ? " % " + std::to_string(n) : "") << ";\n";
+    }
+    return os.str() + "  {\n";
+  }
+
+  // A grouped reduction's partial results: each work-item's accumulator into local memory, then
+  // combined pairwise in a tree over the Group piece (the pieces from the largest power of two
+  // below its size on folded into the ones before: any size works), and the group's value read
+  // back by every work-item. The barrier at the end lets the array be written again (a grouped
+  // reduction inside a loop).
+  std::string group_combine(const UOpPtr& u, const std::string& ind) {
+    const std::string part = part_name(u), acc = acc_name(u), gl = name(lin_.group_range);
+    const int64_t n = lin_.group_range->src[0]->const_int();
+    int64_t top = 1;
+    while (top * 2 < n) top *= 2;
+    const std::string mine = part + "[lid]", other = part + "[lid + lg_s]";
+    return ind + mine + " = " + acc + ";\n" + ind + lang_.barrier + "\n" + ind +
+           "for (int64_t lg_s = " + std::to_string(top) + "; lg_s > 0; lg_s >>= 1) {\n" + ind + "  if (" +
+           gl + " < lg_s && " + gl + " + lg_s < " + std::to_string(n) + ") " + mine + " = " +
+           combine(u, mine, other) + ";\n" + ind + "  " + lang_.barrier + "\n" + ind + "}\n" + ind + acc +
+           " = " + part + "[lid - " + gl + "];\n" + ind + lang_.barrier + "\n";
+  }
+  std::string part_name(const UOpPtr& red) { return name(red) + "p"; }
+
+  // a and b, two values of reduction u's accumulator, combined by its op.
+  std::string combine(const UOpPtr& u, const std::string& a, const std::string& b) {
+    Ops op = u->as<ReduceArg>().op;
+    DType at = lin_.acc_dtype(u);
+    if ((op == Ops::ADD || op == Ops::MUL) && !lang_.signed_wraps && (at == kInt32 || at == kInt64))
+      return wrapping(at, op, a, b);
+    if (op == Ops::ADD || op == Ops::MUL) return a + infix(op) + b;
+    return max_expr(u->dtype, a, b);
   }
 
   static constexpr size_t kGlobalLoop = SIZE_MAX;  // poll_every's key for the loop over g
@@ -433,9 +487,10 @@ class CRenderer {
     if (u->op == Ops::CONST) return literal(*u, lang_);
     if (u->op == Ops::RANGE) {
       const auto& r = u->as<RangeArg>();
-      return r.kind == AxisKind::Global   ? "g"
-             : r.kind == AxisKind::Vector ? "lane"
-                                          : "r" + std::to_string(r.id);
+      return r.kind == AxisKind::Global                               ? "g"
+             : r.kind == AxisKind::Vector                             ? "lane"
+             : r.kind == AxisKind::Local || r.kind == AxisKind::Group ? "l" + std::to_string(r.id)
+                                                                      : "r" + std::to_string(r.id);
     }
     if (u->op == Ops::DEFINE_GLOBAL) return "data" + std::to_string(u->as<int64_t>());
     if (u->op == Ops::DEFINE_VAR) return "var" + std::to_string(u->as<int64_t>());
@@ -458,11 +513,16 @@ class CRenderer {
     switch (in.step) {
       case Step::Open: {
         std::string r = name(u);
-        return ind + "for (int64_t " + r + " = 0; " + r + " < " + literal(*u->src[0], lang_) + "; " + r +
-               "++) {\n";
+        std::string loop = ind + "for (int64_t " + r + " = 0; " + r + " < " + literal(*u->src[0], lang_) +
+                           "; " + r + "++) {\n";
+        // A loop with a bound of its own (a grouped reduction's partial last trip): every work-item
+        // runs the same trips and skips those past its bound. PoCL cannot form its work-item loops
+        // around a loop whose trip count differs between work-items when barriers follow (an
+        // assertion in its ParallelRegion; the compiler fuzzer's seed 87 on CL).
+        return u->src.size() > 1 ? loop + ind + "  if (" + r + " < " + name(u->src[1]) + ") {\n" : loop;
       }
       case Step::Close:
-        return ind + "}\n";
+        return ind + (u->src.size() > 1 ? "}}\n" : "}\n");
       case Step::AccInit: {
         if (!lin_.vector_acc(u)) return ind + acc_type(u) + " " + acc_name(u) + " = " + identity(u) + ";\n";
         if (u->as<ReduceArg>().op == Ops::ADD && is_float(u->dtype)) fma_ = true;
@@ -477,13 +537,9 @@ class CRenderer {
         else if (lin_.vector_acc(u) && u->dtype == kBool)
           v = as_bytes(u->src[0]);
         Ops op = u->as<ReduceArg>().op;
-        DType at = lin_.acc_dtype(u);
-        if ((op == Ops::ADD || op == Ops::MUL) && !lin_.vector_acc(u) && !lang_.signed_wraps &&
-            (at == kInt32 || at == kInt64))
-          return ind + acc + " = " + wrapping(at, op, acc, v) + ";\n";
+        if (!lin_.vector_acc(u)) return ind + acc + " = " + combine(u, acc, v) + ";\n";
         if (op == Ops::ADD) return ind + acc + " += " + v + ";\n";
         if (op == Ops::MUL) return ind + acc + " *= " + v + ";\n";
-        if (!lin_.vector_acc(u)) return ind + acc + " = " + max_expr(u->dtype, acc, v) + ";\n";
         if (u->dtype != kBool) {  // NaN wins, as in torch.max
           std::string m = is_float(u->dtype) ? "((" + acc + " > " + v + ") | (" + acc + " != " + acc + "))"
                                              : "(" + acc + " > " + v + ")";
@@ -491,6 +547,8 @@ class CRenderer {
         }
         return ind + acc + " |= " + v + ";\n";  // max of 0/1 bytes
       }
+      case Step::AccGroup:
+        return group_combine(u, ind);
       case Step::AccFinish: {
         // A scalar accumulator of a wider type: the value is the accumulator rounded to the dtype.
         if (!lin_.vector_acc(u)) {
@@ -517,6 +575,9 @@ class CRenderer {
         break;
     }
     if (!vec(u)) {
+      // After a grouped reduction every work-item of the group holds the same values: one stores.
+      if (u->op == Ops::STORE && lin_.group_range)
+        return ind + "if (" + name(lin_.group_range) + " == 0) " + store(u, "");
       if (u->op == Ops::STORE) return ind + store(u, "");
       return ind + compute_type(u->dtype) + " " + name(u) + " = " + expr(u) + ";\n";
     }

@@ -18,6 +18,9 @@ struct CStyleLanguage {
   std::string kernel_prefix;               // before a work-group kernel's name: "__kernel void "
   std::string buffer_prefix;               // before a buffer parameter's type: "__global "
   std::string global_id;                   // this work-item's global index: "get_global_id(0)"
+  std::string group_id, local_id;          // its group's index and its index in the group
+  std::string local_prefix;                // before an array the group shares: "__local "
+  std::string barrier;                     // the group waits, and its local memory writes are seen
   bool float_suffix = true;                // C's sinf and sqrtf; OpenCL C overloads sin and sqrt instead
   bool signed_wraps = true;                // signed overflow wraps (C with -fwrapv); else done unsigned
   std::string bool_storage = "_Bool";      // how a bool is stored (OpenCL forbids bool in a buffer)
@@ -32,8 +35,9 @@ struct CStyleLanguage {
 // `int <name>_entry(void* const* bufs, const int64_t* vars, int64_t gstart, int64_t gend,
 // const volatile int* stop)`, returning the kernel's error word; otherwise the work-group kernel
 // `<name>(buffers..., one int64 per scalar argument (its float64 bits for a float), int* lg_err,
-// uint lg_launch)`, one work-item per global index, which reports an error word by an atomic
-// compare-and-swap into lg_err[0] (and its launch in lg_err[1]) when lg_err[0] is still 0.
+// uint lg_launch)`, one work-item per global index (one work-group per global index when the kernel
+// has Local or Group pieces), which reports an error word by an atomic compare-and-swap into
+// lg_err[0] (and its launch in lg_err[1]) when lg_err[0] is still 0.
 std::string render_c_style(const CStyleLanguage& lang, const Kernel& k, const LinearKernel& lin);
 
 }  // namespace lazygrad

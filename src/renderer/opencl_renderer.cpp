@@ -42,6 +42,10 @@ CStyleLanguage opencl_language(Target t) {
   c.kernel_prefix = "__kernel void ";
   c.buffer_prefix = "__global ";
   c.global_id = "(int64_t)get_global_id(0)";
+  c.group_id = "(int64_t)get_group_id(0)";
+  c.local_id = "(int64_t)get_local_id(0)";
+  c.local_prefix = "__local ";
+  c.barrier = "barrier(CLK_LOCAL_MEM_FENCE);";
   c.float_suffix = false;
   c.signed_wraps = false;  // OpenCL C has no -fwrapv
   c.bool_storage = "uchar";

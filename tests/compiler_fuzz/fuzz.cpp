@@ -11,6 +11,8 @@
 #include "engine/beam.h"
 #include "engine/realize.h"
 #include "generate.h"
+#include "renderer/renderer.h"
+#include "runtime/device.h"
 
 namespace lazygrad::fuzz {
 
@@ -28,9 +30,10 @@ std::vector<Opt> sampled_opts(const Kernel& k, uint64_t seed) {
   uint64_t h = seed;
   for (char c : k.name) h = mix(h, static_cast<unsigned char>(c));
   std::mt19937_64 rng(h);
-  std::vector<Opt> opts = rng() % 2 ? required_opts(k) : default_opts(k);
+  const Target& target = device(k.device).renderer().target();  // work-groups on CL, lanes on the CPU
+  std::vector<Opt> opts = rng() % 2 ? required_opts(k) : default_opts(k, target);
   for (int steps = static_cast<int>(rng() % 5); steps > 0; steps--) {
-    auto next = extensions(k, opts);
+    auto next = extensions(k, opts, target);
     if (next.empty()) break;
     opts = next[rng() % next.size()];
   }

@@ -231,6 +231,14 @@ bool has_fp64(cl_device_id d) {
   return off.empty() || off == "0";
 }
 
+// Whether float arithmetic keeps subnormal values: the device says, unless CL_NO_DENORM asks it to
+// flush them (-cl-denorms-are-zero; to test the parity suites' skips on a device that does).
+bool keeps_subnormals(cl_device_id d) {
+  std::string flush = env("CL_NO_DENORM");
+  if (!flush.empty() && flush != "0") return false;
+  return (device_value<cl_device_fp_config>(d, CL_DEVICE_SINGLE_FP_CONFIG) & CL_FP_DENORM) != 0;
+}
+
 DeviceInfo describe(const std::string& name, const Found& f, cl_device_id d) {
   auto units = device_value<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
   auto mib = device_value<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE) >> 20;
@@ -259,7 +267,7 @@ Target make_target(cl_device_id d) {
   t.float64 = has_fp64(d);
   t.float16 = true;
   t.int64 = true;
-  t.keeps_subnormals = (device_value<cl_device_fp_config>(d, CL_DEVICE_SINGLE_FP_CONFIG) & CL_FP_DENORM) != 0;
+  t.keeps_subnormals = keeps_subnormals(d);
   return t;
 }
 
@@ -418,7 +426,8 @@ class ClDevice final : public Device {
     if (!rounded) debug_log(1, name + ": " + s_->device_name + " has no correctly rounded divide and sqrt");
     // -w: generated code warns about what is meant (x != x on an integer, a NaN test the base writes
     // for every dtype), and PoCL prints a compiler's warnings to the process's stderr.
-    options_ = std::string("-w") + (rounded ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+    options_ = std::string("-w") + (rounded ? " -cl-fp32-correctly-rounded-divide-sqrt" : "") +
+               (keeps_subnormals(d) ? "" : " -cl-denorms-are-zero");
     // A binary is valid for one driver on one device with one set of options.
     identity_ = f.platform_name + "\n" + f.platform_version + "\n" + s_->device_name + "\n" +
                 device_string(d, CL_DRIVER_VERSION) + "\n" + options_;

@@ -1,0 +1,227 @@
+// Work-groups (docs/devices.md): Local pieces (the work-items of a group along output axes) and
+// grouped reductions (a work-group shares one reduction: partial results in local memory, a tree
+// combine). Each case forces opts on a kernel run on CL and checks its values against the CPU's,
+// including sizes the group does not divide, NaN in a max, int32 sums that wrap, bools, a grouped
+// reduction in a row statistic's loop and one writing in place. The optimizer's and BEAM's side:
+// what fits which target. The CL cases skip, saying why, where no OpenCL device is found.
+#include <gtest/gtest.h>
+#include <lazygrad/lazygrad.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "codegen/optimize.h"
+#include "engine/beam.h"
+#include "engine/realize.h"
+#include "engine/schedule.h"
+#include "renderer/renderer.h"
+#include "runtime/device.h"
+
+using namespace lazygrad;
+
+namespace {
+
+std::string cl_missing() {
+  for (const DeviceInfo& d : devices())
+    if (d.name == "CL") return d.available ? "" : d.detail;
+  return "no CL backend";
+}
+
+// A macro, since GTEST_SKIP must return from the test body itself.
+#define SKIP_WITHOUT_CL()                                                                          \
+  do {                                                                                             \
+    if (std::string why = cl_missing(); !why.empty()) GTEST_SKIP() << "no OpenCL device: " << why; \
+  } while (0)
+
+// Kernels compiled while it lives get opts from `pick` (the kernel's axes -> opts), and the opts
+// each got, fitted to its target as the engine fits them, are kept: a test checks they were used.
+class ForcedOpts {
+ public:
+  explicit ForcedOpts(std::function<std::vector<Opt>(const Kernel&, const KernelAxes&)> pick) {
+    static int64_t key = 7000;
+    set_opts_chooser(
+        [this, pick](const Kernel& k) {
+          std::vector<Opt> opts = pick(k, kernel_axes(k));
+          // What the engine will apply (it fits chosen opts to the target the same way).
+          used.push_back(opts_str(fit_to_target(k, opts, device(k.device).renderer().target())));
+          return opts;
+        },
+        ++key);
+  }
+  ~ForcedOpts() { set_opts_chooser(nullptr, 0); }
+  std::vector<std::string> used;
+};
+
+// The kernel's row statistics as loops (what every kernel needs), then `extra`.
+std::vector<Opt> with(const Kernel& k, std::vector<Opt> extra) {
+  std::vector<Opt> opts = required_opts(k);
+  opts.insert(opts.end(), extra.begin(), extra.end());
+  return opts;
+}
+
+// A Group of `amount` on the first reduction axis of every kernel that has one.
+std::vector<Opt> group_first_reduction(const Kernel& k, const KernelAxes& ax, int64_t amount) {
+  if (ax.ranges.size() == ax.n_output) return with(k, {});
+  return with(k, {{AxisKind::Group, static_cast<int>(ax.n_output), amount}});
+}
+
+bool any_grouped(const std::vector<std::string>& used) {
+  for (const auto& s : used)
+    if (s.find('R') != std::string::npos) return true;
+  return false;
+}
+
+// The one kernel that computes t from realized inputs.
+Kernel only_kernel(const Tensor& t) {
+  Schedule s = create_schedule({t.uop()}, {t.device()});
+  EXPECT_EQ(s.kernels.size(), 1u);
+  return s.kernels.at(0);
+}
+
+void expect_close(const Tensor& a, const Tensor& b, double tol = 1e-5) {
+  ASSERT_EQ(a.shape(), b.shape());
+  std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  for (size_t i = 0; i < x.size(); i++) {
+    if (std::isnan(y[i])) {
+      EXPECT_TRUE(std::isnan(x[i])) << "element " << i;
+      continue;
+    }
+    EXPECT_NEAR(x[i], y[i], tol * (1 + std::fabs(y[i]))) << "element " << i;
+  }
+}
+
+}  // namespace
+
+TEST(WorkGroups, AGroupedSumOverASizeTheGroupDoesNotDivideIsRight) {
+  SKIP_WITHOUT_CL();
+  Tensor x = Tensor::randn({3, 1000}, kFloat32, "CPU");
+  Tensor want = x.sum(1);
+  // 1000 = 15 * 64 + 40: the last trip of 24 of the 64 work-items is past the row's end. 50 on
+  // groups of 64: 14 work-items never get an element. 64: exactly one element each.
+  for (int64_t group : {64, 7, 256}) {
+    ForcedOpts forced(
+        [group](const Kernel& k, const KernelAxes& ax) { return group_first_reduction(k, ax, group); });
+    expect_close(x.to("CL").sum(1), want);
+    expect_close(x.to("CL").narrow(1, 0, 50).sum(1), x.narrow(1, 0, 50).sum(1));
+    expect_close(x.to("CL").narrow(1, 0, 64).sum(1), x.narrow(1, 0, 64).sum(1));
+    EXPECT_TRUE(any_grouped(forced.used)) << group;
+  }
+}
+
+TEST(WorkGroups, GroupedMaxProdIntAndBoolReductionsMatchTheCpu) {
+  SKIP_WITHOUT_CL();
+  Tensor x = Tensor::randn({4, 300}, kFloat32, "CPU");
+  Tensor nan = Tensor::from_vector(std::vector<float>{1, NAN, 3, -2, 5, 0}, {1, 6}, "CPU");
+  // int32 sums that wrap, as PyTorch's do: 300 values near 2^30.
+  Tensor big = (Tensor::arange(300, kInt32, "CPU") + (1 << 30)).reshape({1, 300});
+  ForcedOpts forced([](const Kernel& k, const KernelAxes& ax) { return group_first_reduction(k, ax, 16); });
+  expect_close(x.to("CL").max(1), x.max(1));
+  expect_close(x.to("CL").min(1), x.min(1));
+  expect_close((x.to("CL") * 0.1f + 1).prod(1), (x * 0.1f + 1).prod(1), 1e-4);
+  expect_close(nan.to("CL").max(1), nan.max(1));
+  EXPECT_EQ(big.to("CL").sum(1).to_vector<int32_t>(), big.sum(1).to_vector<int32_t>());
+  EXPECT_EQ((x.to("CL") > 2.5f).any(1).to_vector<bool>(), (x > 2.5f).any(1).to_vector<bool>());
+  EXPECT_EQ((x.to("CL") > -3.5f).all(1).to_vector<bool>(), (x > -3.5f).all(1).to_vector<bool>());
+  expect_close(x.to("CL").argmax(1), x.argmax(1));
+  EXPECT_TRUE(any_grouped(forced.used));
+}
+
+TEST(WorkGroups, LocalPiecesAndAGroupTogether) {
+  SKIP_WITHOUT_CL();
+  Tensor a = Tensor::randn({8, 96}, kFloat32, "CPU"), b = Tensor::randn({96, 12}, kFloat32, "CPU");
+  // Rows 4 to a group, columns 2, and the reduction shared by 8: 64 work-items per group.
+  ForcedOpts forced([](const Kernel& k, const KernelAxes& ax) {
+    if (ax.n_output != 2 || ax.ranges.size() != 3) return with(k, {});
+    return with(k, {{AxisKind::Local, 0, 4}, {AxisKind::Local, 1, 2}, {AxisKind::Group, 2, 8}});
+  });
+  expect_close(a.to("CL").matmul(b.to("CL")), a.matmul(b), 1e-4);
+  EXPECT_TRUE(any_grouped(forced.used));
+  // Local pieces alone: an elementwise kernel's work-groups are 4 x 8 of its outputs.
+  ForcedOpts locals([](const Kernel& k, const KernelAxes& ax) {
+    if (ax.n_output != 2 || ax.sizes[0] % 4 || ax.sizes[1] % 8) return with(k, {});
+    return with(k, {{AxisKind::Local, 0, 4}, {AxisKind::Local, 1, 8}});
+  });
+  Tensor c = Tensor::randn({12, 40}, kFloat32, "CPU");
+  expect_close((c.to("CL") * 2 + 1).exp(), (c * 2 + 1).exp());
+  EXPECT_TRUE(std::any_of(locals.used.begin(), locals.used.end(),
+                          [](const std::string& s) { return s.find("T0:4 T1:8") != std::string::npos; }));
+}
+
+TEST(WorkGroups, AGroupedRowStatisticInsideItsReadersLoop) {
+  SKIP_WITHOUT_CL();
+  // softmax fuses the row's max and sum into the kernel that reads the row back: the grouped
+  // reductions run inside a loop, their local memory used once a row.
+  Tensor x = Tensor::randn({5, 200}, kFloat32, "CPU");
+  ForcedOpts forced([](const Kernel& k, const KernelAxes& ax) {
+    std::vector<Opt> opts = required_opts(k);
+    if (ax.ranges.size() > ax.n_output && ax.sizes[ax.n_output] > 1)
+      opts.push_back({AxisKind::Group, static_cast<int>(ax.n_output), 32});
+    return opts;
+  });
+  expect_close(x.to("CL").softmax(1), x.softmax(1));
+  expect_close(x.to("CL").log_softmax(1), x.log_softmax(1));
+  EXPECT_TRUE(any_grouped(forced.used));
+}
+
+TEST(WorkGroups, AGroupedReductionWritingInPlaceWritesOnce) {
+  SKIP_WITHOUT_CL();
+  // Every work-item of the group holds the sum; one stores. Were all 32 to read, add and store,
+  // a late one would add to an early one's result.
+  Tensor base = Tensor::randn({6, 100}, kFloat32, "CPU");
+  Tensor x = base.to("CL").contiguous().realize();
+  ForcedOpts forced([](const Kernel& k, const KernelAxes& ax) { return group_first_reduction(k, ax, 32); });
+  Tensor row = Tensor::ones({6, 1}, kFloat32, "CL").contiguous().realize();
+  row.assign(row + x.sum(1, true)).realize();
+  expect_close(row, base.sum(1, true) + 1, 1e-5);
+  EXPECT_TRUE(any_grouped(forced.used));
+}
+
+TEST(WorkGroups, WhatFitsWhichTarget) {
+  Kernel k = only_kernel(Tensor::randn({4, 256}, kFloat32, "CPU").realize().sum(1));
+  const std::vector<Opt> grouped{{AxisKind::Group, 1, 64}};
+  // The CPU keeps its thread slices: no work-groups there.
+  EXPECT_TRUE(fit_to_target(k, grouped, cpu_target()).empty());
+  EXPECT_NE(misfit(apply_opts(k, grouped), cpu_target()).find("no work-groups"), std::string::npos);
+  EXPECT_THROW(render_kernel(k, grouped), Error);
+  for (const auto& opts : extensions(k, {}, cpu_target()))
+    for (const Opt& o : opts) EXPECT_TRUE(o.kind != AxisKind::Local && o.kind != AxisKind::Group);
+  // A device with work-groups takes them, up to its group size and its local memory.
+  Target wg;
+  wg.thread_slices = false;
+  wg.local_memory = 1024;
+  wg.max_local = {256, 256, 64};
+  wg.max_group_size = 256;
+  EXPECT_EQ(fit_to_target(k, grouped, wg), grouped);
+  EXPECT_NE(misfit(apply_opts(k, std::vector<Opt>{{AxisKind::Group, 1, 512}}), wg).find("more than its 256"),
+            std::string::npos);
+  EXPECT_NE(misfit(apply_opts(k, std::vector<Opt>{{AxisKind::Local, 0, 2}, {AxisKind::Group, 1, 128}}), wg)
+                .find("local memory"),
+            std::string::npos);
+  bool group_move = false;
+  for (const auto& opts : extensions(k, {}, wg)) group_move |= opts.back().kind == AxisKind::Group;
+  EXPECT_TRUE(group_move);
+  // Where Local and Group go, and what may follow a Group.
+  EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Group, 0, 2}}), Error);  // an output axis
+  EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Local, 1, 2}}), Error);  // the reduction
+  EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Group, 1, 3}, {AxisKind::Unroll, 1, 2}}), Error);
+  EXPECT_NO_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Unroll, 1, 2}, {AxisKind::Group, 1, 8}}));
+  EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Unroll, 1, 2}, {AxisKind::Group, 1, 3}}), Error);
+  EXPECT_EQ(apply_opts(k, std::vector<Opt>{{AxisKind::Local, 0, 2}, {AxisKind::Group, 1, 3}}).local_size, 6);
+  EXPECT_EQ(parse_opts("T0:2 R1:3"), (std::vector<Opt>{{AxisKind::Local, 0, 2}, {AxisKind::Group, 1, 3}}));
+}
+
+TEST(WorkGroups, BeamOnClSearchesWorkGroups) {
+  SKIP_WITHOUT_CL();
+  // Small, since PoCL compiles every candidate.
+  Kernel k = only_kernel(Tensor::randn({2, 16}, kFloat32, "CL").realize().sum(1));
+  ASSERT_EQ(k.device, "CL");
+  const Target& t = device("CL").renderer().target();
+  bool local = false, group = false;
+  for (const auto& opts : extensions(k, {}, t)) {
+    local |= opts.back().kind == AxisKind::Local;
+    group |= opts.back().kind == AxisKind::Group;
+  }
+  EXPECT_TRUE(local && group);
+  std::vector<Opt> best = beam_opts(k, 2, t);
+  EXPECT_TRUE(misfit(apply_opts(k, best), t).empty()) << opts_str(best);
+}
