@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <sstream>
@@ -74,6 +75,14 @@ inline std::vector<std::string> debug2_lines(const std::function<void()>& fn,
   for (std::string line; std::getline(in, line);)
     if (line.rfind(prefix, 0) == 0) out.push_back(line);
   return out;
+}
+
+// The CPU's model name (/proc/cpuinfo), printed beside every figure.
+inline std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
 }
 
 // s as one word for /bin/sh.

@@ -71,13 +71,6 @@ void measure(const char* what, const Tensor& t, int reps) {
   std::exit(why.empty() ? 0 : 2);
 }
 
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  for (std::string line; std::getline(f, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,7 +81,7 @@ int main(int argc, char** argv) {
     reps = static_cast<int>(bench::int_flag(usage, argv[0], "--reps", f.value));
   }
   set_threads(1);
-  std::printf("%s, one thread\n", cpu_model().c_str());
+  std::printf("%s, one thread\n", bench::cpu_model().c_str());
   Tensor x = Tensor::rand({1 << 24}).realize(), odd = Tensor::rand({(1 << 24) - 3}).realize();
   Tensor rows = Tensor::rand({1024, 1024}).realize();
   Tensor a = Tensor::rand({512, 512}).realize(), b = Tensor::rand({512, 512}).realize();

@@ -451,7 +451,40 @@ std::vector<Opt> fit_to_target(const Kernel& k, std::vector<Opt> opts, const Tar
   return required_opts(k);
 }
 
+namespace {
+// A device with work-groups: a kernel with one reduction whose operands lie contiguously along one
+// of its axes (a row sum, x @ W.T) gets a grouped reduction of target.group_reduction work-items
+// there, work-item p reducing elements p, p + G, ...: neighbouring work-items read neighbouring
+// elements, and the group's partial sums are independent chains. Not a kernel with a row
+// statistic's loop (softmax): on PoCL its barriers inside the loop made it 5x slower.
+std::vector<Opt> work_group_opts(const Kernel& k, const Target& target) {
+  std::vector<Opt> opts = required_opts(k);
+  const int64_t g = target.group_reduction;
+  KernelAxes ax = kernel_axes(k);
+  if (g < 2 || !ax.reduce || !opts.empty()) return opts;
+  std::vector<UOpPtr> body = all_of(ax.reduce->src[0], Ops::LOAD);
+  int best = -1;
+  int64_t best_score = 0;
+  for (size_t b = ax.n_output; b < ax.ranges.size(); b++) {
+    const int64_t score = vector_score(body, ax.ranges[b].get());
+    if (ax.sizes[b] >= 4 * g && score > best_score) {  // a short one is not worth the combine
+      best = static_cast<int>(b);
+      best_score = score;
+    }
+  }
+  if (best < 0) return opts;
+  opts.push_back({AxisKind::Group, best, g});
+  try {
+    if (misfit(apply_opts(k, opts), target).empty()) return opts;
+  } catch (const Error&) {
+  }
+  opts.pop_back();
+  return opts;
+}
+}  // namespace
+
 std::vector<Opt> default_opts(const Kernel& k, const Target& target) {
+  if (!target.thread_slices) return work_group_opts(k, target);
   if (target.vector_bytes == 0) return required_opts(k);
   KernelAxes ax = kernel_axes(k);
   std::vector<size_t> inner = row_axes(ax);

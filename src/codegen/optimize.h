@@ -52,9 +52,10 @@ std::string misfit(const Kernel& applied, const Target& target);
 // what is left no longer fits the kernel. For opts chosen elsewhere (the fuzzer's, a test's).
 std::vector<Opt> fit_to_target(const Kernel& k, std::vector<Opt> opts, const Target& target);
 
-// Hand-written defaults for the target: vector lanes along the axis most loads read contiguously, a
-// register tile over output axes that some input is broadcast along. A target without vectors gets
-// what every kernel needs (required_opts) for now.
+// Hand-written defaults for the target: on the CPU vector lanes along the axis most loads read
+// contiguously and a register tile over output axes that some input is broadcast along; on a device
+// with work-groups a grouped reduction where a reduction's operands are contiguous
+// (Target::group_reduction work-items). Otherwise what every kernel needs (required_opts).
 std::vector<Opt> default_opts(const Kernel& k, const Target& target = cpu_target());
 
 // The kernel with the opts applied and its output axes made one Global range (split across

@@ -23,6 +23,10 @@ struct Target {
   std::array<int64_t, 3> max_local{1, 1, 1};  // work-items per group, per axis
   int64_t max_group_size = 1;                 // work-items per group in all
   std::array<int64_t, 3> max_grid{INT64_MAX, 1, 1};  // groups per axis
+  // The work-items default_opts gives a grouped reduction (0: none). A CPU running OpenCL runs a
+  // group on one core and vectorizes across its work-items: its SIMD width in floats. A GPU spreads
+  // a group over many lanes to hide memory latency: a few hundred.
+  int64_t group_reduction = 0;
   // Dtypes it can hold. float16 and bfloat16 are stored as 16 bits and computed in float32 on every
   // device; these are about storage and arithmetic of the wide types.
   bool float64 = true, float16 = true, int64 = true;

@@ -67,6 +67,8 @@ constexpr cl_platform_info CL_PLATFORM_NAME = 0x0902;
 
 constexpr cl_device_type CL_DEVICE_TYPE_ALL = 0xFFFFFFFF;
 
+constexpr cl_device_info CL_DEVICE_TYPE = 0x1000;
+constexpr cl_device_type CL_DEVICE_TYPE_CPU = 1 << 1;
 constexpr cl_device_info CL_DEVICE_MAX_COMPUTE_UNITS = 0x1002;
 constexpr cl_device_info CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS = 0x1003;
 constexpr cl_device_info CL_DEVICE_MAX_WORK_GROUP_SIZE = 0x1004;
@@ -77,6 +79,7 @@ constexpr cl_device_info CL_DEVICE_LOCAL_MEM_SIZE = 0x1023;
 constexpr cl_device_info CL_DEVICE_NAME = 0x102B;
 constexpr cl_device_info CL_DRIVER_VERSION = 0x102D;
 constexpr cl_device_info CL_DEVICE_EXTENSIONS = 0x1030;
+constexpr cl_device_info CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT = 0x103A;
 
 constexpr cl_device_fp_config CL_FP_DENORM = 1 << 0;
 constexpr cl_device_fp_config CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT = 1 << 7;

@@ -264,6 +264,14 @@ Target make_target(cl_device_id d) {
   for (size_t i = 0; i < 3; ++i) t.max_local[i] = as_int64(sizes[i]);
   t.max_group_size = as_int64(device_value<size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE));
   t.max_grid = {INT32_MAX, INT32_MAX, INT32_MAX};
+  // A grouped reduction's default width (docs/devices.md, "Work-groups"): on a CPU device (PoCL) its
+  // float SIMD lanes, which it fills with a group's work-items (16 with AVX-512: a row sum 3-6x
+  // faster than one work-item per row, bench/reductions.cpp; 64 and 256 were slower than none); on
+  // a GPU 256, tinygrad's first choice too.
+  const bool cpu = (device_value<cl_device_type>(d, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;
+  t.group_reduction = std::min<int64_t>(
+      cpu ? std::max<cl_uint>(device_value<cl_uint>(d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT), 1) : 256,
+      t.max_group_size);
   t.float64 = has_fp64(d);
   t.float16 = true;
   t.int64 = true;
