@@ -150,6 +150,18 @@ TEST(Devices, CopiesOfViewsAndEmptyTensors) {
   EXPECT_TRUE(Tensor::from_vector<float>({}, {0}, "CL").to_vector<float>().empty());
 }
 
+TEST(Devices, Debug2ShowsTheClKernelAndTheCopy) {
+  SKIP_WITHOUT_CL();
+  Tensor x = Tensor::rand({4, 4}, kFloat32, "CL").realize();
+  testing::internal::CaptureStderr();
+  set_debug(2);
+  (x * 2).to("CPU").realize();  // a kernel on CL, then the copy (a floating rand would move instead)
+  set_debug(0);
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("*** CL "), std::string::npos) << log;
+  EXPECT_NE(log.find("copy 64 CPU <- CL"), std::string::npos) << log;
+}
+
 TEST(Devices, OpsOnClMatchTheCpu) {
   SKIP_WITHOUT_CL();
   Tensor::manual_seed(3);
@@ -273,7 +285,8 @@ TEST(Devices, AJitReplayRefusesAnInputOnAnotherDevice) {
     step({Tensor::ones({3}, kFloat32, "CPU:1").contiguous().realize()});
     FAIL() << "a replay took an input on another device";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("was on CPU when captured, now on CPU:1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("was on CPU when captured, now on CPU:1"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -232,6 +232,22 @@ TEST(Optimize, DefaultsTileAMatrixProduct) {
   EXPECT_EQ(opt.global_size * tile * 16, 64 * 64);
 }
 
+// The one fused multiply-add: a vector float sum of products accumulates with lg_vfma (one
+// rounding, as BLAS). Kernels compile with contraction off and nothing else is fused: an elementwise
+// a * b + c, alone or after a matrix product in the same kernel, stays two roundings.
+TEST(Optimize, OnlyAVectorSumOfProductsIsFused) {
+  Tensor a = input({32, 64}), b = input({64, 32}, 3), c = input({32, 32}, 5);
+  Kernel mm = only_kernel(a.matmul(b) * c + c);
+  auto fused = render_kernel(mm, default_opts(mm));
+  ASSERT_NE(default_opts(mm).size(), 0u);
+  EXPECT_NE(fused->source.find("= lg_vfma_16("), std::string::npos) << fused->source;
+  EXPECT_EQ(fused->source.find("fp-contract=fast"), std::string::npos);
+  Kernel ew = only_kernel(c * a.narrow(1, 0, 32) + c);
+  auto plain = render_kernel(ew, default_opts(ew));
+  EXPECT_EQ(plain->source.find("lg_vfma"), std::string::npos) << plain->source;
+  EXPECT_EQ(plain->source.find("fp contract"), std::string::npos);
+}
+
 // x @ W.T with W too large for the L2 (GPT-2's LM head, x [128, 768] @ wte [50257, 768].T): lanes
 // along the reduction, 8 rows of x per tile, the columns outermost and a block of them (a divisor of
 // the column count, 29 for 50257 and here for 29 * 151) a Loop inside the kernel, so the tile's rows

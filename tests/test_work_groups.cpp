@@ -108,6 +108,23 @@ TEST(WorkGroups, AGroupedSumOverASizeTheGroupDoesNotDivideIsRight) {
   }
 }
 
+TEST(WorkGroups, AGroupedReductionCountsTheFlopsOfAllItsWorkItems) {
+  SKIP_WITHOUT_CL();
+  Tensor x = Tensor::randn({4, 256}, kFloat32, "CL").realize();
+  auto flops = [&](int64_t group) {
+    ForcedOpts forced([group](const Kernel& k, const KernelAxes& ax) {
+      return group ? group_first_reduction(k, ax, group) : with(k, {});
+    });
+    int64_t before = GlobalCounters::global_ops;
+    x.sum(1).realize();
+    return GlobalCounters::global_ops - before;
+  };
+  const int64_t ungrouped = flops(0);
+  EXPECT_GE(ungrouped, 4 * 256);
+  EXPECT_EQ(flops(16), ungrouped);
+  EXPECT_EQ(flops(64), ungrouped);
+}
+
 TEST(WorkGroups, GroupedMaxProdIntAndBoolReductionsMatchTheCpu) {
   SKIP_WITHOUT_CL();
   Tensor x = Tensor::randn({4, 300}, kFloat32, "CPU");
@@ -203,7 +220,9 @@ TEST(WorkGroups, WhatFitsWhichTarget) {
   // Where Local and Group go, and what may follow a Group.
   EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Group, 0, 2}}), Error);  // an output axis
   EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Local, 1, 2}}), Error);  // the reduction
+  // A Group that leaves a partial trip (256 on 3) is its axis's only split; one that divides is not.
   EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Group, 1, 3}, {AxisKind::Unroll, 1, 2}}), Error);
+  EXPECT_NO_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Group, 1, 8}, {AxisKind::Unroll, 1, 2}}));
   EXPECT_NO_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Unroll, 1, 2}, {AxisKind::Group, 1, 8}}));
   EXPECT_THROW(apply_opts(k, std::vector<Opt>{{AxisKind::Unroll, 1, 2}, {AxisKind::Group, 1, 3}}), Error);
   EXPECT_EQ(apply_opts(k, std::vector<Opt>{{AxisKind::Local, 0, 2}, {AxisKind::Group, 1, 3}}).local_size, 6);

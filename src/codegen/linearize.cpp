@@ -214,6 +214,7 @@ class Linearizer {
       if (auto it = side_stores.find(r.get()); it != side_stores.end())
         for (const auto& st : it->second) emit(st, inner_depth, inner);
     for (const auto& r : group) {
+      if (fusable(r)) out.fused.insert(r.get());
       out.insts.push_back({Step::AccUpdate, r, inner_depth});
       out.flops_per_item += inner * (is_vector(r->src[0]) ? lanes_ : 1);
     }
@@ -228,6 +229,15 @@ class Linearizer {
       if (out.acc_apart(r)) out.insts.push_back({Step::AccFinish, r, depth});
       done_.insert(r.get());
     }
+  }
+
+  // A vector float sum of a plain product (not x * (1/y), which is a division on lanes): see fused.
+  bool fusable(const UOpPtr& r) {
+    const UOpPtr& m = r->src[0];
+    const DType dt = out.acc_dtype(r);
+    return r->as<ReduceArg>().op == Ops::ADD && out.vector_acc(r) && m->op == Ops::MUL && m->dtype == dt &&
+           (dt == kFloat32 || dt == kFloat64) && is_vector(m) && m->src[0]->op != Ops::LOG2 &&
+           m->src[1]->op != Ops::RECIPROCAL;
   }
 
   std::unordered_set<const UOp*> done_;

@@ -47,6 +47,11 @@ struct LinearKernel {
   bool vector_acc(const UOpPtr& red) const {  // a vector accumulator
     return is_vector(red->src[0].get()) || over_lanes.count(red.get()) != 0;
   }
+  // Vector float sums of products whose AccUpdate is one fused multiply-add, acc = a * b + acc with
+  // one rounding, as BLAS accumulates. Explicit here because kernels compile with contraction off
+  // (OpenCL C and NVRTC would contract by default): nothing else is fused, so every device rounds
+  // an elementwise a * b + c twice, as PyTorch does.
+  std::unordered_set<const UOp*> fused;
   // The work-item's place in its group: the Local pieces by id, then the Group piece (the fastest
   // moving part of the local index, so a group's partial results of one output lie side by side).
   std::vector<UOpPtr> thread_ranges;

@@ -200,7 +200,8 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
       continue;
     }
     bool output = static_cast<size_t>(o.axis) < ax.n_output;
-    if (o.axis == group_axis) throw bad("a Group piece is the last split of its axis");
+    if (o.axis == group_axis && group_rest)
+      throw bad("a Group that does not divide its axis is the axis's only split");
     // A Group piece that is the only split of its axis may leave a partial last trip: each
     // work-item's loop stops at the axis's end (a row of 1000 on groups of 64).
     bool partial = o.kind == AxisKind::Group && plan[o.axis].pieces.empty() && plan[o.axis].loop > 0;

@@ -20,6 +20,7 @@
 #include "renderer/renderer.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "shape/size.h"
 
 namespace lazygrad {
 
@@ -124,7 +125,8 @@ std::shared_ptr<Compiled> render_kernel(const Kernel& k, std::span<const Opt> op
   c->name = opt.opts.empty() ? k.name : k.name + " [" + opt.opts + "]";
   c->global_size = opt.global_size;
   c->work_per_item = opt.work_per_item;
-  c->flops_per_item = lin.flops_per_item;
+  // Per global index: with work-groups, that is local_size work-items running the kernel's code.
+  c->flops_per_item = saturating_mul(lin.flops_per_item, opt.local_size);
   c->dims = launch_dims(renderer.target(), opt);
   c->source = renderer.render(opt, lin);
   if (debug_at(5)) debug_log(5, "IR of " + c->name + ":\n" + opt.sink->str());

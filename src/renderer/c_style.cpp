@@ -266,11 +266,6 @@ class CRenderer {
     std::string k = kernel.str();
     std::ostringstream os;
     os << lang_.preamble;
-    // Vector accumulators may fuse multiply and add (one rounding), as BLAS does; elementwise
-    // kernels keep PyTorch's two roundings.
-    if (fma_)
-      os << "#if defined(__clang__)\n#pragma clang fp contract(fast)\n#else\n#pragma GCC "
-            "optimize(\"fp-contract=fast\")\n#endif\n";
     for (const auto& t : typedefs_) os << t.second;
     for (const Helper& h : kHelpers)
       if (k.find(h.name) != std::string::npos) os << helper_code(h.name, h.code);
@@ -525,7 +520,6 @@ class CRenderer {
         return ind + (u->src.size() > 1 ? "}}\n" : "}\n");
       case Step::AccInit: {
         if (!lin_.vector_acc(u)) return ind + acc_type(u) + " " + acc_name(u) + " = " + identity(u) + ";\n";
-        if (u->as<ReduceArg>().op == Ops::ADD && is_float(u->dtype)) fma_ = true;
         return ind + vtype(u->dtype) + " " + acc_name(u) + " = " + lanes_of(identity(u)) + ";\n";
       }
       case Step::AccUpdate: {
@@ -538,6 +532,11 @@ class CRenderer {
           v = as_bytes(u->src[0]);
         Ops op = u->as<ReduceArg>().op;
         if (!lin_.vector_acc(u)) return ind + acc + " = " + combine(u, acc, v) + ";\n";
+        if (lin_.fused.count(u.get())) {  // a * b + acc, one rounding (linearize.h)
+          const UOpPtr& m = u->src[0];
+          return ind + acc + " = " + vector_fma(lin_.acc_dtype(u)) + "(" + as_vector(m->src[0]) + ", " +
+                 as_vector(m->src[1]) + ", " + acc + ");\n";
+        }
         if (op == Ops::ADD) return ind + acc + " += " + v + ";\n";
         if (op == Ops::MUL) return ind + acc + " *= " + v + ";\n";
         if (u->dtype != kBool) {  // NaN wins, as in torch.max
@@ -813,18 +812,22 @@ class CRenderer {
     return "lg_vfma_1";
   }
 
-  // a * b + c on float vectors with one rounding where the target has a fused multiply-add (the
-  // kernel itself compiles with -ffp-contract=off). GCC applies a function's optimize attribute only
-  // when it is not inlined, so there it is fmaf lane by lane, which GCC's vectorizer turns into one
-  // vfmadd per vector; clang's pragma holds for the inlined code too.
-  std::string vector_fma() {
-    std::string v = vtype(kFloat32), w = std::to_string(lanes()), fn = "lg_vfma_" + w;
+  // a * b + c on float (or double) vectors with one rounding where the target has a fused
+  // multiply-add (the kernel itself compiles with -ffp-contract=off). GCC applies a function's
+  // optimize attribute only when it is not inlined, so there it is fmaf lane by lane, which GCC's
+  // loop vectorizer turns into one vfmadd per vector (with SLP off too: checked in the assembly,
+  // GCC 12, AVX-512); clang's pragma holds for the inlined code too.
+  std::string vector_fma(DType dt = kFloat32) {
+    const bool wide = dt == kFloat64;
+    std::string v = vtype(dt), w = std::to_string(lanes()), fn = (wide ? "lg_vfmad_" : "lg_vfma_") + w;
     if (!has_helper(fn))
       helpers_.emplace_back(fn, "static inline " + v + " " + fn + "(" + v + " a, " + v + " b, " + v +
                                     " c) {\n#if defined(__clang__)\n#pragma clang fp contract(fast)\n"
-                                    "  return a * b + c;\n#elif defined(FP_FAST_FMAF)\n  " +
-                                    v + " r;\n  for (int i = 0; i < " + w +
-                                    "; i++) r[i] = __builtin_fmaf(a[i], b[i], c[i]);\n  return r;\n#else\n"
+                                    "  return a * b + c;\n#elif defined(" +
+                                    (wide ? "FP_FAST_FMA" : "FP_FAST_FMAF") + ")\n  " + v +
+                                    " r;\n  for (int i = 0; i < " + w +
+                                    "; i++) r[i] = " + (wide ? "__builtin_fma" : "__builtin_fmaf") +
+                                    "(a[i], b[i], c[i]);\n  return r;\n#else\n"
                                     "  return a * b + c;\n#endif\n}\n");
     return fn;
   }
@@ -1145,7 +1148,6 @@ class CRenderer {
   std::vector<DType> var_dtypes_;
   std::map<std::string, std::string> typedefs_;
   int64_t lane_ = -1;  // the lane a lane-by-lane expression is for (-1: scalar code)
-  bool fma_ = false;   // a vector float accumulator: let the compiler fuse multiply-adds
   int counter_ = 0;
   int strip_indent_ = 0;  // two spaces more inside each strip-mined loop (polled_loop)
 };
