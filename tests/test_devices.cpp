@@ -13,23 +13,11 @@
 #include "codegen/optimize.h"
 #include "engine/realize.h"
 #include "runtime/device.h"
+#include "skip_without_cl.h"
 
 using namespace lazygrad;
 
 namespace {
-
-// Why CL cannot run here, or "" when it can.
-std::string cl_missing() {
-  for (const DeviceInfo& d : devices())
-    if (d.name == "CL") return d.available ? "" : d.detail;
-  return "no CL backend";
-}
-
-// A macro, since GTEST_SKIP must return from the test body itself.
-#define SKIP_WITHOUT_CL()                                                                          \
-  do {                                                                                             \
-    if (std::string why = cl_missing(); !why.empty()) GTEST_SKIP() << "no OpenCL device: " << why; \
-  } while (0)
 
 // Values of every dtype, with the edge cases a copy must keep bit for bit (-0.0, NaN, extremes).
 Tensor sample(DType dt, const std::string& device) {

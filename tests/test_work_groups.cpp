@@ -16,22 +16,11 @@
 #include "engine/schedule.h"
 #include "renderer/renderer.h"
 #include "runtime/device.h"
+#include "skip_without_cl.h"
 
 using namespace lazygrad;
 
 namespace {
-
-std::string cl_missing() {
-  for (const DeviceInfo& d : devices())
-    if (d.name == "CL") return d.available ? "" : d.detail;
-  return "no CL backend";
-}
-
-// A macro, since GTEST_SKIP must return from the test body itself.
-#define SKIP_WITHOUT_CL()                                                                          \
-  do {                                                                                             \
-    if (std::string why = cl_missing(); !why.empty()) GTEST_SKIP() << "no OpenCL device: " << why; \
-  } while (0)
 
 // Kernels compiled while it lives get opts from `pick` (the kernel's axes -> opts), and the opts
 // each got, fitted to its target as the engine fits them, are kept: a test checks they were used.
