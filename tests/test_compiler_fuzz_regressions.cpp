@@ -429,8 +429,29 @@ TEST(CompilerFuzz, DivisionByAScalarIsOneRoundingOnLanes) {
 TEST(CompilerFuzz, Uint8MinOfSignsIsRightWhenUnrolled) {
   ForcedOpts forced({{AxisKind::Unroll, 1, 4}, {AxisKind::Loop, 0, 7}, {AxisKind::Unroll, 1, 2}}, 3634);
   Tensor v0 = Tensor::from_vector<uint8_t>(
-      {9, 4, 4, 11, 2, 2, 12, 3, 1, 6, 40, 7, 9, 1, 10, 5, 41, 8, 1, 54, 41, 10, 3, 133, 12, 12, 12, 4,
-       1, 200, 3, 126, 46, 4, 12, 6, 3, 8, 2, 213, 12, 4, 11, 6, 4, 4, 3, 12, 4, 164, 108, 11, 5, 4, 4, 2},
+      {9,  4,   4,  11, 2,   2,  12, 3,  1, 6,  40,  7,   9,   1,  10, 5,  41, 8, 1,
+       54, 41,  10, 3,  133, 12, 12, 12, 4, 1,  200, 3,   126, 46, 4,  12, 6,  3, 8,
+       2,  213, 12, 4,  11,  6,  4,  4,  3, 12, 4,   164, 108, 11, 5,  4,  4,  2},
       {7, 8});
   EXPECT_EQ(v0.sign().min(1).to_vector<uint8_t>(), std::vector<uint8_t>(7, 1));
+}
+
+// Seed 8010 (sampled opts V0:4 N0:2 N0:2, the division V0:8 L0:2): float16 arithmetic on vector
+// lanes was neither rounded after each op nor a division where it divides (x * (1/y) with 1/y
+// rounded to float16: 227.375 for 0.2275 / 0.001, whose quotient rounds to 227.5). A fused argmin
+// of the quotients compared them with a minimum computed lane by lane, matched none and returned
+// 16, past its axis. 16-bit float arithmetic now runs lane by lane, rounded as scalar code rounds.
+TEST(CompilerFuzz, Float16DivisionOnLanesIsTheScalarOne) {
+  Tensor x = Tensor::from_vector<float>({-0.0049f, -0.5376f, 1.0f, 70.875f, 0.2275390625f, -0.5605f, -1.0f,
+                                         1.0186f, -8.9765625f, -2.0f, -1.0615f, 0.01997f, -0.606f, 0.8828f,
+                                         std::numeric_limits<float>::infinity(), -0.5972f},
+                                        {1, 16})
+                 .to(kFloat16)
+                 .realize();
+  const std::vector<float> want = x.div(Scalar(0.001)).to_vector<float>();  // the default: no lanes
+  EXPECT_EQ(want[4], 227.5f);
+  ForcedOpts opts({{AxisKind::Vector, 0, 4}, {AxisKind::Unroll, 0, 2}, {AxisKind::Unroll, 0, 2}}, 0x8010);
+  EXPECT_EQ(x.div(Scalar(0.001)).argmin(1, true).to_vector<int64_t>(), (std::vector<int64_t>{8}));
+  ForcedOpts lanes({{AxisKind::Vector, 0, 8}}, 0x8011);
+  EXPECT_EQ(x.div(Scalar(0.001)).to_vector<float>(), want);
 }
