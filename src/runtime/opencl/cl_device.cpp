@@ -432,14 +432,15 @@ class ClDevice final : public Device {
     auto fp = device_value<cl_device_fp_config>(d, CL_DEVICE_SINGLE_FP_CONFIG);
     const bool rounded = fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT;
     if (!rounded) debug_log(1, name + ": " + s_->device_name + " has no correctly rounded divide and sqrt");
+    renderer_ = make_opencl_renderer(make_target(d));
     // -w: generated code warns about what is meant (x != x on an integer, a NaN test the base writes
-    // for every dtype), and PoCL prints a compiler's warnings to the process's stderr.
+    // for every dtype), and PoCL prints a compiler's warnings to the process's stderr. A target
+    // that flushes subnormals (CL_NO_DENORM) is compiled to flush them.
     options_ = std::string("-w") + (rounded ? " -cl-fp32-correctly-rounded-divide-sqrt" : "") +
-               (keeps_subnormals(d) ? "" : " -cl-denorms-are-zero");
+               (renderer_->target().keeps_subnormals ? "" : " -cl-denorms-are-zero");
     // A binary is valid for one driver on one device with one set of options.
     identity_ = f.platform_name + "\n" + f.platform_version + "\n" + s_->device_name + "\n" +
                 device_string(d, CL_DRIVER_VERSION) + "\n" + options_;
-    renderer_ = make_opencl_renderer(make_target(d));
   }
 
   DeviceInfo info() const override { return info_; }
