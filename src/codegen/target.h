@@ -27,6 +27,11 @@ struct Target {
   // group on one core and vectorizes across its work-items: its SIMD width in floats. A GPU spreads
   // a group over many lanes to hide memory latency: a few hundred.
   int64_t group_reduction = 0;
+  // Work-items per group of a kernel without Local or Group opts (one work-item per global index):
+  // a wavefront or two; PoCL vectorizes a group across SIMD lanes.
+  int64_t block_size = 64;
+  // The GPU's compute capability, 10 * major + minor (CUDA: 90 is sm_90), 0 elsewhere.
+  int sm = 0;
   // Dtypes it can hold. float16 and bfloat16 are stored as 16 bits and computed in float32 on every
   // device; these are about storage and arithmetic of the wide types.
   bool float64 = true, float16 = true, int64 = true;

@@ -13,6 +13,7 @@
 #include "codegen/optimize.h"
 #include "debug.h"
 #include "engine/beam.h"
+#include "engine/kernel_export.h"
 #include "engine/schedule.h"
 #include "ir/variable_state.h"
 #include "lazygrad/counters.h"
@@ -84,6 +85,7 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
                                        : default_opts(k, target);
     fresh[{k.sink.get(), dev}] = out[i] = render_kernel(k, opts);
     todo.push_back(out[i]);
+    export_cuda_kernel(k);  // LAZYGRAD_CUDA_EXPORT: the compile-only CUDA check's kernels
   }
   compile_programs(todo);
   std::lock_guard<std::mutex> lock(cache_mu);
@@ -101,10 +103,10 @@ LaunchDims launch_dims(const Target& t, const Kernel& k) {
     d.grid[0] = global_size;
     return d;
   }
-  // One work-item per global index, in groups of up to 64 (a wavefront or two; PoCL vectorizes a
-  // group across SIMD lanes), the last group cut short by the kernel's bound check.
+  // One work-item per global index, in groups of the target's block size, the last group cut
+  // short by the kernel's bound check.
   int64_t local =
-      std::max<int64_t>(1, std::min({int64_t{64}, t.max_local[0], t.max_group_size, global_size}));
+      std::max<int64_t>(1, std::min({t.block_size, t.max_local[0], t.max_group_size, global_size}));
   d.local[0] = local;
   d.grid[0] = (global_size + local - 1) / local;  // checked against the target at launch (KernelRun)
   return d;

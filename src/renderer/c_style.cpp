@@ -323,7 +323,7 @@ class CRenderer {
     os << "\n" << lang_.kernel_prefix << k_.name << "(";
     for (size_t i = 0; i < k_.buffers.size(); i++)
       os << lang_.buffer_prefix << (k_.written[i] ? "" : "const ") << storage_type(k_.buffers[i]->dtype)
-         << "* restrict data" << i << ", ";
+         << "* " << lang_.restrict_kw << " data" << i << ", ";
     for (size_t i = 0; i < k_.vars.size(); i++) os << "long var" << i << "_bits, ";
     os << lang_.buffer_prefix << "int* lg_err, uint lg_launch) {\n  int err = 0;\n";
     for (size_t i = 0; i < k_.vars.size(); i++) {

@@ -1,7 +1,8 @@
 // The C-style base renderer: one statement per linear IR step, for every language of the C family.
 // A language is a CStyleLanguage: its target and the handful of spellings in which C dialects
 // differ (tinygrad's renderer/cstyle.py does the same with class attributes). c_renderer.cpp and
-// opencl_renderer.cpp fill one each; a new C-family backend (CUDA, Metal) adds one more.
+// opencl_renderer.cpp and cuda_renderer.cpp fill one each; a new C-family backend (Metal) adds one
+// more.
 #pragma once
 
 #include <map>
@@ -16,6 +17,7 @@ struct CStyleLanguage {
   Target target;
   std::string preamble;                    // includes, typedefs, pragmas at the top of every kernel
   std::string kernel_prefix;               // before a work-group kernel's name: "__kernel void "
+  std::string restrict_kw = "restrict";    // a pointer no other aliases (CUDA C++: "__restrict__")
   std::string buffer_prefix;               // before a buffer parameter's type: "__global "
   std::string global_id;                   // this work-item's global index: "get_global_id(0)"
   std::string group_id, local_id;          // its group's index and its index in the group

@@ -1,6 +1,7 @@
 // Renderers: linear IR to a device's source. One C-style base (c_style.cpp) and a small subclass
-// per language: C for the CPU (c_renderer.cpp), OpenCL C (opencl_renderer.cpp). Each publishes a
-// Target, what its device can do, and the optimizer and the engine read that, never a device name.
+// per language: C for the CPU (c_renderer.cpp), OpenCL C (opencl_renderer.cpp), CUDA C++
+// (cuda_renderer.cpp). Each publishes a Target, what its device can do, and the optimizer and the
+// engine read that, never a device name.
 #pragma once
 
 #include <memory>
@@ -22,5 +23,9 @@ class Renderer {
 
 const Renderer& c_renderer();                                   // the CPU's
 std::unique_ptr<Renderer> make_opencl_renderer(Target target);  // per OpenCL device (its dtypes, sizes)
+// An NVIDIA GPU of compute capability sm (90: sm_90), what the CUDA device and the compile-only
+// check (engine/kernel_export.h) optimize and render for.
+Target cuda_target(int sm);
+std::unique_ptr<Renderer> make_cuda_renderer(Target target);
 
 }  // namespace lazygrad

@@ -88,7 +88,8 @@ namespace {
 
 const std::vector<Backend>& backends() {
   static const std::vector<Backend> all{{"CPU", &open_cpu_device, &list_cpu_devices},
-                                        {"CL", &open_cl_device, &list_cl_devices}};
+                                        {"CL", &open_cl_device, &list_cl_devices},
+                                        {"CUDA", &open_cuda_device, &list_cuda_devices}};
   return all;
 }
 
