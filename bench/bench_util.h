@@ -19,6 +19,24 @@
 
 namespace bench {
 
+// The PyTorch peers' --device: where lazygrad's default device (DEVICE) is a GPU, PyTorch runs on
+// CUDA too; the peer then says "skip ..." when its PyTorch has no CUDA.
+inline std::string torch_device_flag() {
+  return lazygrad::default_device().rfind("CUDA", 0) == 0 ? " --device cuda" : "";
+}
+
+// Whether lazygrad's default device (DEVICE) opens; if not, prints "skip: why" (a bench run with
+// DEVICE=CUDA on a machine without a GPU has nothing to measure, and says so instead of failing).
+inline bool default_device_here() {
+  try {
+    lazygrad::set_default_device(lazygrad::default_device());
+    return true;
+  } catch (const std::exception& e) {
+    std::printf("skip: %s\n", e.what());
+    return false;
+  }
+}
+
 inline double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -128,7 +146,7 @@ void run_torch_script(const std::string& source_dir, const std::string& script, 
                       const std::string& args, Result& r, Parse parse) {
   const std::string cmd = "env " + torch_env(threads) + " /usr/bin/python3 " +
                           shell_quote(source_dir + "/scripts/" + script) + " --threads " +
-                          std::to_string(threads) + args;
+                          std::to_string(threads) + args + torch_device_flag();
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) {
     r.message = "could not start /usr/bin/python3";

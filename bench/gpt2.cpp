@@ -19,7 +19,8 @@
 // alternatives may point at the slow reference BLAS).
 // Bound: the bytes a decode step must read (every weight once, less the unused rows of the position
 // embedding; the token embedding is the LM head, read whole; plus the window of the KV cache) over the read
-// bandwidth measured here (T threads summing a 1 GiB array).
+// bandwidth measured here (T threads summing a 1 GiB array; on a GPU, DEVICE=CUDA, a lazygrad sum of
+// a 1 GiB tensor there, whose time includes a launch and a 4-byte copy back).
 #include "../models/gpt2.h"
 
 #include <lazygrad/lazygrad.h>
@@ -96,6 +97,20 @@ double read_bandwidth_gbs(int threads) {
   return static_cast<double>(n) * 4 / best * 1e-9;
 }
 
+// The same on lazygrad's default device when it is not the CPU (a GPU): the best of 5 sums of a
+// 1 GiB float tensor, each read back (so the time includes the kernel's end), in GB/s.
+double device_read_bandwidth_gbs() {
+  const int64_t n = (int64_t(1) << 30) / 4;
+  Tensor x = Tensor::ones({n}).realize();
+  double best = 1e30;
+  for (int rep = 0; rep < 6; rep++) {  // the first compiles
+    double t0 = bench::now_s();
+    x.sum().item<float>();
+    if (rep > 0) best = std::min(best, bench::now_s() - t0);
+  }
+  return static_cast<double>(n) * 4 / best * 1e-9;
+}
+
 struct TorchResult {
   bool ok = false;
   std::string header, message;
@@ -160,13 +175,16 @@ int main(int argc, char** argv) {
   if (prompt + decode + 2 > config.n_positions)
     usage(argv[0], "--prompt + --decode must stay below n_positions");
   set_threads(threads);
+  if (!bench::default_device_here()) return 0;
 
   std::printf(
       "GPT-2 %s (n_layer %lld, n_embd %lld), batch 1, float32, %d threads; prompt %lld tokens, %lld decode "
       "steps, best of %lld\n",
       size.c_str(), static_cast<long long>(config.n_layer), static_cast<long long>(config.n_embd), threads,
       static_cast<long long>(prompt), static_cast<long long>(decode), static_cast<long long>(reps));
-  const double bw = read_bandwidth_gbs(threads);
+  const bool on_cpu = default_device() == "CPU";
+  const double bw = on_cpu ? read_bandwidth_gbs(threads) : device_read_bandwidth_gbs();
+  if (!on_cpu) std::printf("device %s\n", default_device().c_str());
 
   NoGrad no_grad;
   models::GPT2 model(config);

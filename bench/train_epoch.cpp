@@ -265,7 +265,8 @@ Run run_torch(const std::string& model_name, const Config& cfg, int threads, int
       "env " + bench::torch_env(threads) + " " + kPython + " " + bench::shell_quote(script) + " --model " +
       model_name + " --threads " + std::to_string(threads) + " --warmup " + std::to_string(cfg.warmup) +
       " --seed " + std::to_string(cfg.seed) + " --data " + bench::shell_quote(cfg.data_dir) +
-      (cfg.epochs > 0 ? " --epochs " + std::to_string(cfg.epochs) : " --steps " + std::to_string(steps));
+      (cfg.epochs > 0 ? " --epochs " + std::to_string(cfg.epochs) : " --steps " + std::to_string(steps)) +
+      bench::torch_device_flag();
   std::fflush(stdout);
   r.load_before = load_average();
   FILE* pipe = popen(cmd.c_str(), "r");
@@ -279,7 +280,9 @@ Run run_torch(const std::string& model_name, const Config& cfg, int threads, int
     std::string line(buf);
     if (!line.empty() && line.back() == '\n') line.pop_back();
     auto f = fields(line);
-    if (line.rfind("info ", 0) == 0) {
+    if (line.rfind("skip ", 0) == 0) {
+      r.note = line.substr(5);
+    } else if (line.rfind("info ", 0) == 0) {
       info = f;
     } else if (line.rfind("warmup ", 0) == 0) {
       r.warmup_steps = static_cast<int64_t>(number(f, "steps"));
@@ -297,7 +300,7 @@ Run run_torch(const std::string& model_name, const Config& cfg, int threads, int
   int status = pclose(pipe);
   r.load_after = load_average();
   if (!timed || status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    r.note = script + " failed (its messages are above)";
+    if (r.note.empty()) r.note = script + " failed (its messages are above)";
     return r;
   }
   r.ok = true;
@@ -374,6 +377,7 @@ bool loss_is_sane(const std::string& model, const Run& r) {
 
 int main(int argc, char** argv) {
   Config cfg = parse_args(argc, argv);
+  if (!bench::default_device_here()) return 0;
   if (cfg.threads > 0) lazygrad::set_threads(cfg.threads);
   const int threads = lazygrad::settings().threads;
   const double t_start = bench::now_s();

@@ -32,6 +32,7 @@ def main():
     p = argparse.ArgumentParser()
     for name in ("threads", "layers", "heads", "embd", "vocab", "positions", "prompt", "decode", "reps"):
         p.add_argument("--" + name, type=int, required=True)
+    p.add_argument("--device", default="cpu", help="cpu, or cuda (lazygrad's DEVICE=CUDA runs)")
     a = p.parse_args()
     try:
         import torch
@@ -39,8 +40,12 @@ def main():
     except Exception as e:  # noqa: BLE001 - any failure means no peer, not a failed benchmark
         print(f"skip import torch failed: {type(e).__name__}: {e}".replace("\n", " "))
         return 0
+    if a.device == "cuda" and not torch.cuda.is_available():
+        print("skip this PyTorch has no CUDA")
+        return 0
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
+    dev = torch.device(a.device)
     C, H, D = a.embd, a.heads, a.embd // a.heads
 
     def randn(*shape):
@@ -52,6 +57,12 @@ def main():
             w[f"{i}.{ln}.w"], w[f"{i}.{ln}.b"] = torch.ones(C), torch.zeros(C)
         for name, nx, nf in (("c_attn", C, 3 * C), ("attn.c_proj", C, C), ("c_fc", C, 4 * C), ("mlp.c_proj", 4 * C, C)):
             w[f"{i}.{name}.w"], w[f"{i}.{name}.b"] = randn(nx, nf), torch.zeros(nf)
+    w = {k: v.to(dev) for k, v in w.items()}
+
+    def now():  # a GPU's queue drained first: its time is the kernels'
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter()
 
     def conv1d(x, i, name):  # HF's Conv1D.forward
         out = torch.addmm(w[f"{i}.{name}.b"], x.view(-1, x.size(-1)), w[f"{i}.{name}.w"])
@@ -62,7 +73,7 @@ def main():
 
     def forward(tokens, past, logits_to_keep=0):  # HF's GPT2LMHeadModel.forward with past_key_values
         T, start = tokens.shape[1], (past[0][0].shape[2] if past else 0)
-        x = w["wte"][tokens] + w["wpe"][torch.arange(start, start + T)][None]
+        x = w["wte"][tokens] + w["wpe"][torch.arange(start, start + T, device=dev)][None]
         new_past = []
         for i in range(a.layers):
             h = F.layer_norm(x, (C,), w[f"{i}.ln_1.w"], w[f"{i}.ln_1.b"], 1e-5)
@@ -73,8 +84,8 @@ def main():
             new_past.append((k, v))
             S = k.shape[2]
             scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(D)
-            causal = torch.ones(S, S, dtype=torch.bool).tril()[S - T:S]
-            scores = torch.where(causal, scores, torch.tensor(torch.finfo(scores.dtype).min))
+            causal = torch.ones(S, S, dtype=torch.bool, device=dev).tril()[S - T:S]
+            scores = torch.where(causal, scores, torch.tensor(torch.finfo(scores.dtype).min, device=dev))
             out = torch.matmul(torch.softmax(scores, dim=-1), v).permute(0, 2, 1, 3).reshape(1, T, C)
             x = x + conv1d(out, i, "attn.c_proj")
             h = F.layer_norm(x, (C,), w[f"{i}.ln_2.w"], w[f"{i}.ln_2.b"], 1e-5)
@@ -84,22 +95,22 @@ def main():
         x = F.layer_norm(x, (C,), w["ln_f.w"], w["ln_f.b"], 1e-5)
         return x @ w["wte"].t(), new_past
 
-    print(f"torch {torch.__version__} threads {torch.get_num_threads()}")
-    prompt = torch.randint(0, a.vocab, (1, a.prompt))
+    print(f"torch {torch.__version__} threads {torch.get_num_threads()} device {a.device}")
+    prompt = torch.randint(0, a.vocab, (1, a.prompt)).to(dev)
     best_prompt, best_prefill, best_decode = float("inf"), float("inf"), float("inf")
     with torch.inference_mode():
         forward(prompt, None)  # warm-up
         for _ in range(a.reps):
-            t0 = time.perf_counter()
+            t0 = now()
             forward(prompt, None)
-            best_prompt = min(best_prompt, time.perf_counter() - t0)
-            t0 = time.perf_counter()
+            best_prompt = min(best_prompt, now() - t0)
+            t0 = now()
             logits, past = forward(prompt, None, logits_to_keep=1)
-            best_prefill = min(best_prefill, time.perf_counter() - t0)
-            t0 = time.perf_counter()
+            best_prefill = min(best_prefill, now() - t0)
+            t0 = now()
             for _ in range(a.decode):
                 logits, past = forward(logits[:, -1].argmax(-1, keepdim=True), past)
-            best_decode = min(best_decode, (time.perf_counter() - t0) / a.decode)
+            best_decode = min(best_decode, (now() - t0) / a.decode)
     print(f"prompt_ms {best_prompt * 1e3:.3f}")
     print(f"prefill_ms {best_prefill * 1e3:.3f}")
     print(f"decode_ms {best_decode * 1e3:.3f}")

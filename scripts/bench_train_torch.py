@@ -76,7 +76,12 @@ def main():
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    p.add_argument("--device", default="cpu", help="cpu, or cuda (lazygrad's DEVICE=CUDA runs)")
     a = p.parse_args()
+    if a.device == "cuda" and not torch.cuda.is_available():
+        print("skip this PyTorch has no CUDA", flush=True)
+        return
+    dev = torch.device(a.device)
 
     torch.set_num_threads(a.threads)  # the default here is the physical-core count torch detects
     torch.set_flush_denormal(True)  # as lazygrad's worker threads (FTZ=1 by default)
@@ -85,10 +90,11 @@ def main():
     t0 = time.perf_counter()
     images = read_idx(a.data, ["train-images-idx3-ubyte", "train-images.idx3-ubyte"])
     labels = read_idx(a.data, ["train-labels-idx1-ubyte", "train-labels.idx1-ubyte"]).long()
-    x_all = (images.float() / 255).unsqueeze(1).contiguous()  # [N, 1, 28, 28] in [0, 1]
+    x_all = (images.float() / 255).unsqueeze(1).contiguous().to(dev)  # [N, 1, 28, 28] in [0, 1]
+    labels = labels.to(dev)
     load_s = time.perf_counter() - t0
 
-    model = mlp() if a.model == "mlp" else lenet()
+    model = (mlp() if a.model == "mlp" else lenet()).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     model.train()
     n, b = x_all.shape[0], a.batch_size
@@ -98,7 +104,7 @@ def main():
 
     def step():
         if state["pos"] == steps_per_epoch:  # a new epoch: a new order, the short tail dropped
-            state["perm"], state["pos"] = torch.randperm(n, generator=gen), 0
+            state["perm"], state["pos"] = torch.randperm(n, generator=gen).to(dev), 0
         idx = state["perm"][state["pos"] * b:(state["pos"] + 1) * b]
         state["pos"] += 1
         xb, yb = x_all.index_select(0, idx), labels.index_select(0, idx)

@@ -37,6 +37,7 @@ Api open_api() {
   bind(lib, a.cuDeviceTotalMem, "cuDeviceTotalMem_v2", missing);
   bind(lib, a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", missing);
   bind(lib, a.cuCtxSetCurrent, "cuCtxSetCurrent", missing);
+  bind(lib, a.cuCtxSynchronize, "cuCtxSynchronize", missing);
   bind(lib, a.cuMemAlloc, "cuMemAlloc_v2", missing);
   bind(lib, a.cuMemFree, "cuMemFree_v2", missing);
   bind(lib, a.cuMemHostAlloc, "cuMemHostAlloc", missing);

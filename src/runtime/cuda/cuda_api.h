@@ -57,6 +57,7 @@ struct Api {
   CUresult (*cuDeviceTotalMem)(size_t*, CUdevice) = nullptr;
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
   CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
+  CUresult (*cuCtxSynchronize)() = nullptr;
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
   CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
   CUresult (*cuMemHostAlloc)(void**, size_t, unsigned) = nullptr;

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The CUDA check on a machine with an NVIDIA GPU, in one run of under 5 minutes: build, the suites
+# with DEVICE=CUDA, the benchmarks, and one table (docs/devices.md, "CUDA"; docs/benchmarks.md).
+#
+#   scripts/gpu-check.sh --prepare   on a machine with the packages (this project's CI image): copies
+#                                    GoogleTest's sources and Fashion-MNIST into .gpu-carry/ (ignored
+#                                    by git, about 34 MB), which travels with the tree to a GPU machine
+#                                    that reaches no package registry
+#   scripts/gpu-check.sh [OUT_DIR]   on the GPU machine: OUT_DIR defaults to $OUT, else gpu-check-out
+#
+# Each section writes its file into OUT_DIR as soon as it ends (info.txt, build.txt, suite.txt,
+# bench_cuda.txt, bench_train.txt, bench_gpt2.txt, table.md), and each has a time limit, so a run cut
+# short still reports what it reached. Nothing is installed: CMake is configured directly (no
+# apt-get), GPT-2 124M gets random weights (bench_gpt2), and PyTorch's figures appear only where
+# the machine's python3 has a PyTorch with CUDA (cuBLAS is opened directly by bench_cuda).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+carry=.gpu-carry
+
+if [ "${1:-}" = "--prepare" ]; then
+  rm -rf "$carry" && mkdir -p "$carry"
+  cp -r /usr/src/googletest "$carry/googletest" || { echo "no /usr/src/googletest (apt-get install googletest)"; exit 1; }
+  cp -r /usr/share/datasets/fashion-mnist "$carry/fashion-mnist" ||
+    { echo "no Fashion-MNIST (apt-get install dataset-fashion-mnist)"; exit 1; }
+  du -sh "$carry"
+  exit 0
+fi
+
+out=${1:-${OUT:-gpu-check-out}}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+start=$SECONDS
+jobs=$(nproc)
+build=${GPU_CHECK_BUILD:-build-gpu}  # another build folder: to try the script where one is built
+export LAZYGRAD_CACHE=$PWD/$build/kernel-cache  # cold: every kernel is compiled by NVRTC here
+note() { echo "== $* ($((SECONDS - start)) s)" | tee -a "$out/summary.txt"; }
+
+# ---- the machine ----
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1 ||
+    echo "nvidia-smi: not found"
+  grep -m1 'model name' /proc/cpuinfo
+  echo "cores: $jobs"
+} >"$out/info.txt" 2>&1
+note "info"
+
+# ---- build ----
+suites="test_autograd test_core_grads test_nn test_optim test_jit test_training_step test_grad_smoke test_ops_torch
+        test_math test_reductions test_indexing test_linalg test_functional test_gpt2"
+gtest=()
+[ -d "$carry/googletest" ] && gtest=(-DLAZYGRAD_GTEST_SOURCE_DIR="$PWD/$carry/googletest")
+if timeout 200 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DLAZYGRAD_PYTHON=OFF "${gtest[@]}" \
+  >"$out/build.txt" 2>&1 &&
+  # shellcheck disable=SC2086 # the list splits into targets
+  timeout 200 cmake --build "$build" -j "$jobs" --target lazygrad_cli bench_cuda bench_gpt2 bench_train_epoch \
+    $suites >>"$out/build.txt" 2>&1; then
+  note "build: done"
+else
+  tail -30 "$out/build.txt"
+  note "build: FAILED (build.txt)"
+  exit 1
+fi
+"$build/lazygrad" info >>"$out/info.txt" 2>&1
+grep -E '^  CUDA' "$out/info.txt"
+
+# ---- the suites on CUDA ----
+timeout 100 ctest --test-dir "$build" -R '^cuda_test_' -j "$jobs" --output-on-failure >"$out/suite.txt" 2>&1
+suite=$(grep -E 'tests passed|tests failed' "$out/suite.txt" | tail -1)
+note "suite: ${suite:-cut short (suite.txt)}"
+
+# ---- benchmarks ----
+DEVICE=CUDA timeout 60 "$build/bench_cuda" --n 4096 >"$out/bench_cuda.txt" 2>&1
+note "bench_cuda: exit $?"
+DEVICE=CUDA timeout 60 "$build/bench_train_epoch" --model both --steps 30 --data "$carry/fashion-mnist" \
+  >"$out/bench_train.txt" 2>&1
+note "bench_train_epoch: exit $?"
+DEVICE=CUDA timeout 60 "$build/bench_gpt2" --prompt 32 --decode 32 --reps 2 >"$out/bench_gpt2.txt" 2>&1
+note "bench_gpt2: exit $?"
+
+# ---- one table ----
+{
+  echo "GPU: $(sed -n 2p "$out/info.txt")"
+  echo
+  echo "| check | result |"
+  echo "|---|---|"
+  echo "| suites, DEVICE=CUDA | ${suite:-cut short} |"
+  grep -E '^matmul|^bandwidth' "$out/bench_cuda.txt" | sed 's/^/| bench_cuda | /; s/$/ |/'
+  grep -E '^(mlp|cnn) ' "$out/bench_train.txt" | sed 's/^/| train step (ms, lazygrad vs PyTorch) | /; s/$/ |/'
+  grep -E '^(lazygrad|PyTorch|ratio) |^decode vs bound|^read bandwidth' "$out/bench_gpt2.txt" |
+    sed 's/^/| GPT-2 124M batch 1 | /; s/$/ |/'
+  grep -h '^skip:' "$out"/bench_*.txt | sed 's/^/| a bench skipped | /; s/$/ |/'
+  echo
+  echo "columns: bench_cuda: lazygrad, cuBLAS, ratio (lazygrad's speed over cuBLAS's), max err;"
+  echo "bench_train_epoch: its table's columns (bench/train_epoch.cpp); bench_gpt2: prompt, prefill, decode tok/s"
+  echo "whole run: $((SECONDS - start)) s"
+} >"$out/table.md"
+cat "$out/table.md"
