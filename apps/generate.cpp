@@ -38,11 +38,12 @@ struct GenerateConfig {
   int64_t max_tokens = 64;
   SamplingOptions sampling;
   uint64_t seed = 0;
+  std::string device;  // where the model's weights and kernels are (default: DEVICE, else CPU)
 };
 
 GenerateConfig parse_config(const Args& args) {
   Options opts = parse_options(args, {"--model", "--prompt", "--max-tokens", "--temperature", "--top-k",
-                                      "--top-p", "--repetition-penalty", "--seed"});
+                                      "--top-p", "--repetition-penalty", "--seed", "--device"});
   no_positionals(opts);
   GenerateConfig cfg;
   auto model = opts.get("--model");
@@ -57,6 +58,7 @@ GenerateConfig parse_config(const Args& args) {
   if (auto v = opts.get("--repetition-penalty"))
     cfg.sampling.repetition_penalty = parse_non_negative("--repetition-penalty", *v);
   if (auto v = opts.get("--seed")) cfg.seed = parse_seed(*v);
+  if (auto v = opts.get("--device")) cfg.device = *v;
   try {
     validate(cfg.sampling);
   } catch (const Error& e) {
@@ -172,6 +174,7 @@ LoadedModel load_model(const std::string& path) {
 
 int cmd_generate(const Args& args) {
   const GenerateConfig cfg = parse_config(args);
+  if (!cfg.device.empty()) set_default_device(cfg.device);  // the weights load there, the kernels run there
   const LoadedModel loaded = load_model(cfg.model);
   const Tokenizer& tokenizer = loaded.tokenizer;
 

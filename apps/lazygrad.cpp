@@ -56,7 +56,7 @@ const Command kCommands[] = {
      "  --out DIR         where <model>.safetensors and <model>.svg go (default .)\n"
      "  --limit N         train on the first N training images only (default all)\n"
      "  --jit on|off      replay the captured training step (default on)\n"
-     "  --device D        where to train: CPU, CL, CL:1, ... (default: DEVICE, else CPU)\n"
+     "  --device D        where to train: CPU, CL, CUDA, CUDA:1, ... (default: DEVICE, else CPU)\n"
      "\n"
      "After each epoch: the epoch's time and items/s, `test accuracy: NN.NN%` on the 10k test images,\n"
      "the checkpoint and the plot (train loss per step, test accuracy per epoch). See docs/train.md.\n"
@@ -82,7 +82,7 @@ const Command kCommands[] = {
      cmd_train},
     {"generate",
      "--model DIR [--prompt TEXT] [--max-tokens N] [--temperature T] [--top-k K] [--top-p P] "
-     "[--repetition-penalty R] [--seed S]",
+     "[--repetition-penalty R] [--seed S] [--device D]",
      "generate text with a GPT-2 model from a Hugging Face folder, streamed to stdout",
      "options:\n"
      "  --model DIR               config.json, model.safetensors, vocab.json, merges.txt (GPT-2 only)\n"
@@ -95,6 +95,8 @@ const Command kCommands[] = {
      "  --repetition-penalty R    Hugging Face's: logits of tokens seen so far / R if positive, * R if\n"
      "                            negative (default 1: none)\n"
      "  --seed S                  the sampler's seed; the same seed gives the same text (default 0)\n"
+     "  --device D                where the model runs: CPU, CL, CUDA, CUDA:1, ... (default: DEVICE, else\n"
+     "                            CPU)\n"
      "\n"
      "At the end, stderr gets the prompt's tokens/s (its one forward pass) and the generation's\n"
      "tokens/s (sampling and one-token forward passes with the KV cache). See docs/gpt2.md.",

@@ -458,6 +458,39 @@ TEST(CliErrors, EveryExceptionIsAnErrorLineNotAnAbort) {
             std::pair(130, std::string("interrupted (Ctrl-C, SIGINT) in kernel E_4\n")));
 }
 
+// Whether this machine has a usable CUDA device (lazygrad info's line).
+bool have_cuda() {
+  for (const DeviceInfo& d : devices())
+    if (d.name == "CUDA") return d.available;
+  return false;
+}
+
+// --device: the same greedy text on the CPU and on CUDA where there is a GPU; where there is none,
+// an error line saying why, not a crash.
+TEST_F(GenerateCli, DeviceRunsThereOrSaysWhyNot) {
+  const std::vector<std::string> args = {"generate",     "--model", model_.string(), "--prompt", "ab",
+                                         "--max-tokens", "8",       "--temperature", "0"};
+  auto with = [&](const std::string& device) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), {"--device", device});
+    return run(a);
+  };
+  RunResult cpu = with("CPU");
+  ASSERT_EQ(cpu.exit_status, 0) << cpu.err;
+  EXPECT_EQ(cpu.out, run(args).out);
+  RunResult cuda = with("CUDA");
+  if (have_cuda()) {
+    ASSERT_EQ(cuda.exit_status, 0) << cuda.err;
+    EXPECT_EQ(cuda.out, cpu.out);
+  } else {
+    EXPECT_EQ(cuda.exit_status, 1) << cuda.err;
+    EXPECT_NE(cuda.err.find("error: CUDA: "), std::string::npos) << cuda.err;
+  }
+  RunResult bad = with("TPU");
+  EXPECT_NE(bad.exit_status, 0);
+  EXPECT_NE(bad.err.find("device 'TPU' is unknown"), std::string::npos) << bad.err;
+}
+
 TEST_F(GenerateCli, BadOptionsAreUsageErrors) {
   RunResult r = run({"generate", "--model", model_.string(), "--top-p", "1.5"});
   EXPECT_EQ(r.exit_status, 2);

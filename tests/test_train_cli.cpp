@@ -126,6 +126,14 @@ TEST_F(TrainCli, AMissingDataFolderIsAnErrorNamingIt) {
   EXPECT_NE(r.err.find("nowhere"), std::string::npos) << r.err;
 }
 
+TEST_F(TrainCli, AMissingDeviceIsAnErrorSayingWhy) {
+  for (const DeviceInfo& d : devices())
+    if (d.name == "CUDA" && d.available) GTEST_SKIP() << "this machine has CUDA";
+  RunResult r = run({"train", "fashion-mnist", "--device", "CUDA", "--out", dir_.string()});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_NE(r.err.find("error: CUDA: "), std::string::npos) << r.err;
+}
+
 TEST_F(TrainCli, ALimitTooSmallForOneBatchExits2) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   RunResult r =
