@@ -14,6 +14,7 @@
 #include "engine/beam.h"
 #include "engine/realize.h"
 #include "engine/schedule.h"
+#include "forced_opts.h"
 #include "renderer/renderer.h"
 #include "runtime/device.h"
 #include "skip_without_cl.h"
@@ -21,25 +22,6 @@
 using namespace lazygrad;
 
 namespace {
-
-// Kernels compiled while it lives get opts from `pick` (the kernel's axes -> opts), and the opts
-// each got, fitted to its target as the engine fits them, are kept: a test checks they were used.
-class ForcedOpts {
- public:
-  explicit ForcedOpts(std::function<std::vector<Opt>(const Kernel&, const KernelAxes&)> pick) {
-    static int64_t key = 7000;
-    set_opts_chooser(
-        [this, pick](const Kernel& k) {
-          std::vector<Opt> opts = pick(k, kernel_axes(k));
-          // What the engine will apply (it fits chosen opts to the target the same way).
-          used.push_back(opts_str(fit_to_target(k, opts, device(k.device).renderer().target())));
-          return opts;
-        },
-        ++key);
-  }
-  ~ForcedOpts() { set_opts_chooser(nullptr, 0); }
-  std::vector<std::string> used;
-};
 
 // The kernel's row statistics as loops (what every kernel needs), then `extra`.
 std::vector<Opt> with(const Kernel& k, std::vector<Opt> extra) {

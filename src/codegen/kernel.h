@@ -27,6 +27,8 @@ inline constexpr size_t kIndexErrorSlots = 27;
 inline constexpr int kInterruptedBit = 30;
 static_assert(kFirstIndexErrorBit + kIndexErrorSlots <= kInterruptedBit);
 
+struct TensorCoreTile;  // codegen/tensor_cores.h
+
 struct Kernel {
   std::string name;    // e.g. r_64_33: reduce, then the loop sizes
   std::string device;  // where it runs (canonical, runtime/device.h)
@@ -48,6 +50,9 @@ struct Kernel {
   std::vector<std::string> index_errors;  // error bit kFirstIndexErrorBit + i: the message of check i
   bool in_place = false;                  // it writes into a buffer that was there before (an assign)
   std::string opts;                       // the optimizations applied, for DEBUG=2
+  // Set by a TensorCore opt: the kernel is the tensor cores' product, rendered whole from this
+  // (its sink stays the unoptimized one); global_size counts work-groups of local_size work-items.
+  std::shared_ptr<const TensorCoreTile> tensor_core;
   // Reductions this kernel would compute more than once per output element, at different indices
   // (a matrix product read by both the max and the comparison of a fused argmax): the scheduler
   // gives them a kernel of their own, so their value is computed once and is one value.

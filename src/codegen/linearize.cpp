@@ -9,6 +9,8 @@
 
 #include "codegen/loop_ranges.h"
 #include "codegen/stage.h"
+#include "codegen/tensor_cores.h"
+#include "shape/size.h"
 
 namespace lazygrad {
 
@@ -256,6 +258,14 @@ DType accumulator_dtype(const UOp& red, bool vector_lanes, bool target_float64) 
 }
 
 LinearKernel linearize(const Kernel& k, bool target_float64) {
+  if (k.tensor_core) {  // rendered whole (renderer/tensor_core_kernel.cpp): no steps, its FLOPs
+    LinearKernel lin;
+    const TensorCoreTile& tc = *k.tensor_core;
+    const int64_t per_tile = 2 * 16 * tc.t * 8 * tc.t * tc.match.size(tc.match.k_axis);
+    lin.flops_per_item =
+        saturating_mul(per_tile, tc.tiles()) / std::max<int64_t>(1, k.global_size * k.local_size);
+    return lin;
+  }
   // Work-items of a group split their work by their local index, not by copies into scratch (nor
   // could a copy carry a grouped loop's own bound): a kernel with work-groups stages nothing.
   Staged staged = k.local_size > 1 ? Staged{k.sink, {}, {}, {}} : stage(k);

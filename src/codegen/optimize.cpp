@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "codegen/tensor_cores.h"
 #include "lazygrad/error.h"
 #include "runtime/buffer.h"
 #include "shape/size.h"
@@ -171,7 +172,37 @@ KernelAxes kernel_axes(const Kernel& k) {
   return ax;
 }
 
+namespace {
+
+// A TensorCore opt (which stands alone): the kernel as the tensor cores' product, its warp tiles
+// four to a work-group.
+Kernel apply_tensor_core(const Kernel& k, std::span<const Opt> opts) {
+  const Opt& o = opts[0];
+  auto bad = [&](const std::string& why) {
+    return Error("optimize: opt " + opts_str(opts) + " does not fit kernel " + k.name + ": " + why);
+  };
+  if (opts.size() != 1) throw bad("a TensorCore opt stands alone");
+  auto match = match_tensor_core(k);
+  if (!match) throw bad("it is not a product of two float16 or two bfloat16 operands the tensor cores take");
+  if (o.axis != 0 || (o.amount != 1 && o.amount != 2 && o.amount != 4) || !tensor_core_fits(*match, o.amount))
+    throw bad("C0:T takes T of 1, 2 or 4 with M a multiple of 16 T and N of 8 T");
+  auto tile = std::make_shared<TensorCoreTile>();
+  tile->match = std::move(*match);
+  tile->t = o.amount;
+  Kernel out = k;
+  out.local_size = 32 * TensorCoreTile::kWarps;
+  out.global_size = (tile->tiles() + TensorCoreTile::kWarps - 1) / TensorCoreTile::kWarps;
+  out.work_per_item = tile->match.size(tile->match.k_axis);
+  out.tensor_core = std::move(tile);
+  out.opts = opts_str(opts);
+  return out;
+}
+
+}  // namespace
+
 Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
+  if (std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.kind == AxisKind::TensorCore; }))
+    return apply_tensor_core(k, opts);
   KernelAxes ax = kernel_axes(k);
   struct Plan {
     int64_t loop;                // iterations left to the axis's loop
@@ -420,6 +451,7 @@ void column_blocks(const KernelAxes& ax, int64_t reduce_size, const std::vector<
 }  // namespace
 
 std::string misfit(const Kernel& applied, const Target& target) {
+  if (applied.tensor_core && !target.tensor_cores) return "it has no tensor cores";
   int64_t lanes = 1, grouped = 0;
   for (const auto& u : all_of(applied.sink, Ops::RANGE))
     if (kind_of(u) == AxisKind::Vector) lanes = u->src[0]->const_int();
@@ -445,6 +477,7 @@ std::vector<Opt> fit_to_target(const Kernel& k, std::vector<Opt> opts, const Tar
   if (target.vector_bytes == 0) std::erase_if(opts, [](const Opt& o) { return o.kind == AxisKind::Vector; });
   if (target.thread_slices || target.local_memory == 0)
     std::erase_if(opts, [](const Opt& o) { return o.kind == AxisKind::Local || o.kind == AxisKind::Group; });
+  if (!target.tensor_cores) std::erase_if(opts, [](const Opt& o) { return o.kind == AxisKind::TensorCore; });
   try {
     if (misfit(apply_opts(k, opts), target).empty()) return opts;
   } catch (const Error&) {
@@ -458,6 +491,20 @@ namespace {
 // there, work-item p reducing elements p, p + G, ...: neighbouring work-items read neighbouring
 // elements, and the group's partial sums are independent chains. Not a kernel with a row
 // statistic's loop (softmax): on PoCL its barriers inside the loop made it 5x slower.
+// A product the tensor cores take, when it is large enough to fill a GPU's warps (2^21 multiply-
+// adds: 128^3), with the largest warp tile that divides it (T = 4: 16 mma per K step of 16, each
+// operand element loaded once per 4 uses); else none.
+std::vector<Opt> tensor_core_opts(const Kernel& k) {
+  auto m = match_tensor_core(k);
+  if (!m || !required_opts(k).empty()) return {};
+  const int64_t macs =
+      saturating_mul(saturating_mul(m->size(m->m_axis), m->size(m->n_axis)), m->size(m->k_axis));
+  if (macs < (int64_t(1) << 21)) return {};
+  for (int64_t t : {4, 2, 1})
+    if (tensor_core_fits(*m, t)) return {{AxisKind::TensorCore, 0, t}};
+  return {};
+}
+
 std::vector<Opt> work_group_opts(const Kernel& k, const Target& target) {
   std::vector<Opt> opts = required_opts(k);
   const int64_t g = target.group_reduction;
@@ -485,6 +532,8 @@ std::vector<Opt> work_group_opts(const Kernel& k, const Target& target) {
 }  // namespace
 
 std::vector<Opt> default_opts(const Kernel& k, const Target& target) {
+  if (target.tensor_cores)
+    if (auto opts = tensor_core_opts(k); !opts.empty()) return opts;
   if (!target.thread_slices) return work_group_opts(k, target);
   if (target.vector_bytes == 0) return required_opts(k);
   KernelAxes ax = kernel_axes(k);

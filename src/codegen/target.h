@@ -30,6 +30,9 @@ struct Target {
   // Work-items per group of a kernel without Local or Group opts (one work-item per global index):
   // a wavefront or two; PoCL vectorizes a group across SIMD lanes.
   int64_t block_size = 64;
+  // mma.sync.m16n8k16 on float16 and bfloat16 with float32 accumulation (codegen/tensor_cores.h):
+  // CUDA from sm_80; OpenCL emulates it where LAZYGRAD_TC_EMULATE=1 (to test the kernels on a CPU).
+  bool tensor_cores = false;
   // The GPU's compute capability, 10 * major + minor (CUDA: 90 is sm_90), 0 elsewhere.
   int sm = 0;
   // Dtypes it can hold. float16 and bfloat16 are stored as 16 bits and computed in float32 on every

@@ -80,6 +80,17 @@ std::vector<std::vector<Opt>> extensions(const Kernel& k, const std::vector<Opt>
   bool has_vector =
       std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.kind == AxisKind::Vector; });
   std::vector<std::vector<Opt>> out;
+  // The tensor cores' product, which stands alone (codegen/tensor_cores.h), in each warp tile.
+  if (target.tensor_cores && opts.empty()) {
+    for (int64_t t : {1, 2, 4}) {
+      std::vector<Opt> tc{{AxisKind::TensorCore, 0, t}};
+      try {
+        if (misfit(apply_opts(k, tc), target).empty()) out.push_back(std::move(tc));
+      } catch (const Error&) {
+        // not a product the tensor cores take, or not in this tile
+      }
+    }
+  }
   for (size_t a = 0; a < ax.ranges.size(); a++) {
     bool output = a < ax.n_output;
     std::vector<Opt> moves;

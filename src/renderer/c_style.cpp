@@ -185,6 +185,23 @@ std::string literal(const UOp& c, const CStyleLanguage& lang) {
   return "(" + compute_type(dt) + ")" + std::to_string(v) + "LL";
 }
 
+// A helper's code in this language: its own spelling where it has one.
+std::string helper_code(const CStyleLanguage& lang, const std::string& call, const std::string& code) {
+  auto it = lang.helpers.find(call.substr(0, call.find('(')));
+  return it != lang.helpers.end() ? it->second : code;
+}
+
+}  // namespace
+
+std::string helper_definitions(const CStyleLanguage& lang, const std::string& code) {
+  std::string out;
+  for (const Helper& h : kHelpers)
+    if (code.find(h.name) != std::string::npos) out += helper_code(lang, h.name, h.code);
+  return out;
+}
+
+namespace {
+
 class CRenderer {
  public:
   CRenderer(const CStyleLanguage& lang, const Kernel& k, const LinearKernel& lin)
@@ -267,18 +284,15 @@ class CRenderer {
     std::ostringstream os;
     os << lang_.preamble;
     for (const auto& t : typedefs_) os << t.second;
-    for (const Helper& h : kHelpers)
-      if (k.find(h.name) != std::string::npos) os << helper_code(h.name, h.code);
+    os << helper_definitions(lang_, k);
     for (const auto& h : helpers_) os << h.second;  // in the order added: a helper may call an earlier one
     os << k;
     return os.str();
   }
 
  private:
-  // A helper's code in this language: its own spelling where it has one.
   std::string helper_code(const std::string& call, const std::string& code) const {
-    auto it = lang_.helpers.find(call.substr(0, call.find('(')));
-    return it != lang_.helpers.end() ? it->second : code;
+    return lazygrad::helper_code(lang_, call, code);
   }
 
   std::string storage_type(DType dt) const {
@@ -1161,6 +1175,7 @@ class CRenderer {
 }  // namespace
 
 std::string render_c_style(const CStyleLanguage& lang, const Kernel& k, const LinearKernel& lin) {
+  if (k.tensor_core) return render_tensor_core(lang, k);
   return CRenderer(lang, k, lin).render();
 }
 

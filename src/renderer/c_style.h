@@ -31,6 +31,8 @@ struct CStyleLanguage {
   // (float bits and back), lg_vfma_1 (a * b + c with one rounding), lg_bits_f64 (a scalar argument
   // from its float64 bits).
   std::map<std::string, std::string> helpers;
+  // lg_mma_f16 and lg_mma_bf16 (d[4] += a x b: one mma.sync.m16n8k16 per warp) where the language
+  // has them in helpers; else a target with tensor cores emulates them through local memory.
 };
 
 // The source of one kernel in `lang`. On a target with thread slices (the CPU) it defines
@@ -41,5 +43,10 @@ struct CStyleLanguage {
 // has Local or Group pieces), which reports an error word by an atomic compare-and-swap into
 // lg_err[0] (and its launch in lg_err[1]) when lg_err[0] is still 0.
 std::string render_c_style(const CStyleLanguage& lang, const Kernel& k, const LinearKernel& lin);
+
+// A kernel with a TensorCore opt, rendered whole (tensor_core_kernel.cpp), with the same ABI.
+std::string render_tensor_core(const CStyleLanguage& lang, const Kernel& k);
+// The definitions of the base's helpers (lg_h2f, lg_f2bf, ...) that `code` calls, in lang's spelling.
+std::string helper_definitions(const CStyleLanguage& lang, const std::string& code);
 
 }  // namespace lazygrad

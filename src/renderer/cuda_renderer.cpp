@@ -5,7 +5,7 @@
 // No header is included: NVRTC finds cuda_fp16.h only with the toolkit's include folder, which a
 // machine with the driver and NVRTC alone lacks. float16 and bfloat16 are stored as 16 bits and
 // converted by the base's own helpers, bit for bit what every other device computes; the tensor-core
-// products (mma.sync, codegen/tensor_cores.h) take the same 16-bit values packed in pairs.
+// products (mma.sync in inline PTX, codegen/tensor_cores.h) take the same 16-bit values in pairs.
 #include "renderer/c_style.h"
 #include "renderer/renderer.h"
 
@@ -29,6 +29,7 @@ Target cuda_target(int sm) {
   t.float16 = true;
   t.int64 = true;
   t.keeps_subnormals = true;  // NVRTC's default -ftz=false
+  t.tensor_cores = sm >= 80;  // mma.sync.m16n8k16 with float16 and bfloat16
   return t;
 }
 
@@ -66,6 +67,17 @@ CStyleLanguage cuda_language(Target t) {
       "static inline float lg_bitsf(uint32_t u) { return __uint_as_float(u); }\n";
   c.helpers["lg_vfma_1"] =
       "static inline float lg_vfma_1(float a, float b, float c) { return __fmaf_rn(a, b, c); }\n";
+  // One warp's mma.sync.m16n8k16 (renderer/tensor_core_kernel.cpp): d += a x b in float32.
+  for (const char* type : {"f16", "bf16"})
+    c.helpers[std::string("lg_mma_") + type] =
+        std::string("static inline void lg_mma_") + type +
+        "(float* d, const uint32_t* a, const uint32_t* b) {\n"
+        "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." +
+        type + "." + type +
+        ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\"\n"
+        "               : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+        "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), "
+        "\"r\"(b[1]));\n}\n";
   c.helpers["lg_bits_f64"] =
       "static inline double lg_bits_f64(int64_t b) { return __longlong_as_double(b); }\n";
   return c;

@@ -276,6 +276,10 @@ Target make_target(cl_device_id d) {
   t.float16 = true;
   t.int64 = true;
   t.keeps_subnormals = keeps_subnormals(d);
+  // Tensor-core products emulated through local memory (renderer/tensor_core_kernel.cpp): to test
+  // the kernels the CUDA device runs on its tensor cores, here.
+  const std::string emulate = env("LAZYGRAD_TC_EMULATE");
+  t.tensor_cores = !emulate.empty() && emulate != "0";
   return t;
 }
 
