@@ -486,11 +486,6 @@ std::vector<Opt> fit_to_target(const Kernel& k, std::vector<Opt> opts, const Tar
 }
 
 namespace {
-// A device with work-groups: a kernel with one reduction whose operands lie contiguously along one
-// of its axes (a row sum, x @ W.T) gets a grouped reduction of target.group_reduction work-items
-// there, work-item p reducing elements p, p + G, ...: neighbouring work-items read neighbouring
-// elements, and the group's partial sums are independent chains. Not a kernel with a row
-// statistic's loop (softmax): on PoCL its barriers inside the loop made it 5x slower.
 // A product the tensor cores take, when it is large enough to fill a GPU's warps (2^21 multiply-
 // adds: 128^3), with the largest warp tile that divides it (T = 4: 16 mma per K step of 16, each
 // operand element loaded once per 4 uses); else none.
@@ -505,6 +500,11 @@ std::vector<Opt> tensor_core_opts(const Kernel& k) {
   return {};
 }
 
+// A device with work-groups: a kernel with one reduction whose operands lie contiguously along one
+// of its axes (a row sum, x @ W.T) gets a grouped reduction of target.group_reduction work-items
+// there, work-item p reducing elements p, p + G, ...: neighbouring work-items read neighbouring
+// elements, and the group's partial sums are independent chains. Not a kernel with a row
+// statistic's loop (softmax): on PoCL its barriers inside the loop made it 5x slower.
 std::vector<Opt> work_group_opts(const Kernel& k, const Target& target) {
   std::vector<Opt> opts = required_opts(k);
   const int64_t g = target.group_reduction;

@@ -40,21 +40,10 @@ CStyleLanguage c_language() {
   return c;
 }
 
-class CRendererC : public Renderer {
- public:
-  const Target& target() const override { return lang_.target; }
-  std::string render(const Kernel& k, const LinearKernel& lin) const override {
-    return render_c_style(lang_, k, lin);
-  }
-
- private:
-  CStyleLanguage lang_ = c_language();
-};
-
 }  // namespace
 
 const Renderer& c_renderer() {
-  static const CRendererC r;
+  static const CStyleRenderer r(c_language());
   return r;
 }
 

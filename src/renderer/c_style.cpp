@@ -334,7 +334,7 @@ class CRenderer {
   // A work-group kernel: one work-item per global index; scalar arguments as int64 bits.
   std::string work_group_head() {
     std::ostringstream os;
-    os << "\n" << lang_.kernel_prefix << k_.name << "(";
+    os << "\n" << kernel_head_prefix(lang_, k_) << k_.name << "(";
     for (size_t i = 0; i < k_.buffers.size(); i++)
       os << lang_.buffer_prefix << (k_.written[i] ? "" : "const ") << storage_type(k_.buffers[i]->dtype)
          << "* " << lang_.restrict_kw << " data" << i << ", ";
@@ -1173,6 +1173,12 @@ class CRenderer {
 };
 
 }  // namespace
+
+std::string kernel_head_prefix(const CStyleLanguage& lang, const Kernel& k) {
+  if (!lang.launch_bounds) return lang.kernel_prefix;
+  const int64_t threads = k.local_size > 1 ? k.local_size : lang.target.block_size;
+  return lang.kernel_prefix + "__launch_bounds__(" + std::to_string(threads) + ") ";
+}
 
 std::string render_c_style(const CStyleLanguage& lang, const Kernel& k, const LinearKernel& lin) {
   if (k.tensor_core) return render_tensor_core(lang, k);

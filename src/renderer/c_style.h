@@ -10,6 +10,7 @@
 
 #include "codegen/linearize.h"
 #include "codegen/target.h"
+#include "renderer/renderer.h"
 
 namespace lazygrad {
 
@@ -17,6 +18,7 @@ struct CStyleLanguage {
   Target target;
   std::string preamble;                    // includes, typedefs, pragmas at the top of every kernel
   std::string kernel_prefix;               // before a work-group kernel's name: "__kernel void "
+  bool launch_bounds = false;              // CUDA's __launch_bounds__(its group size) after the prefix
   std::string restrict_kw = "restrict";    // a pointer no other aliases (CUDA C++: "__restrict__")
   std::string buffer_prefix;               // before a buffer parameter's type: "__global "
   std::string global_id;                   // this work-item's global index: "get_global_id(0)"
@@ -44,8 +46,24 @@ struct CStyleLanguage {
 // lg_err[0] (and its launch in lg_err[1]) when lg_err[0] is still 0.
 std::string render_c_style(const CStyleLanguage& lang, const Kernel& k, const LinearKernel& lin);
 
+// A Renderer for a C-family language: every one of them is a CStyleLanguage and this.
+class CStyleRenderer : public Renderer {
+ public:
+  explicit CStyleRenderer(CStyleLanguage lang) : lang_(std::move(lang)) {}
+  const Target& target() const override { return lang_.target; }
+  std::string render(const Kernel& k, const LinearKernel& lin) const override {
+    return render_c_style(lang_, k, lin);
+  }
+
+ private:
+  CStyleLanguage lang_;
+};
+
 // A kernel with a TensorCore opt, rendered whole (tensor_core_kernel.cpp), with the same ABI.
 std::string render_tensor_core(const CStyleLanguage& lang, const Kernel& k);
+// What goes before a work-group kernel's name: the language's prefix, and where it has them, the
+// launch bounds of the kernel's group size (the opts' local size, else the target's block size).
+std::string kernel_head_prefix(const CStyleLanguage& lang, const Kernel& k);
 // The definitions of the base's helpers (lg_h2f, lg_f2bf, ...) that `code` calls, in lang's spelling.
 std::string helper_definitions(const CStyleLanguage& lang, const std::string& code);
 

@@ -22,8 +22,10 @@ Target cuda_target(int sm) {
   t.max_local = {1024, 1024, 64};
   t.max_group_size = 1024;
   t.max_grid = {INT32_MAX, 65535, 65535};
-  t.group_reduction = 256;  // a row over 8 warps: enough loads in flight to hide memory latency
-  t.block_size = 128;       // 4 warps: the smallest group that keeps an SM's schedulers busy
+  // Neither size is measured yet (no GPU when they were set): a grouped reduction over 8 warps, as
+  // tinygrad starts from, and groups of 4 warps, one per scheduler of an SM.
+  t.group_reduction = 256;
+  t.block_size = 128;
   t.sm = sm;
   t.float64 = true;
   t.float16 = true;
@@ -47,7 +49,8 @@ CStyleLanguage cuda_language(Target t) {
       "typedef bool _Bool;\n"
       "static inline int atomic_cmpxchg(int* p, int expected, int desired) "
       "{ return atomicCAS(p, expected, desired); }\n";
-  c.kernel_prefix = "extern \"C\" __global__ void ";  // __launch_bounds__ added per kernel (below)
+  c.kernel_prefix = "extern \"C\" __global__ void ";
+  c.launch_bounds = true;  // the most threads a launch has: ptxas may give each more registers
   c.restrict_kw = "__restrict__";
   c.buffer_prefix = "";
   c.global_id = "((int64_t)blockIdx.x * blockDim.x + threadIdx.x)";
@@ -83,27 +86,11 @@ CStyleLanguage cuda_language(Target t) {
   return c;
 }
 
-class CudaRenderer : public Renderer {
- public:
-  explicit CudaRenderer(Target t) : lang_(cuda_language(std::move(t))) {}
-  const Target& target() const override { return lang_.target; }
-  std::string render(const Kernel& k, const LinearKernel& lin) const override {
-    // The most threads a launch of this kernel has, so ptxas may give each more registers.
-    CStyleLanguage lang = lang_;
-    const int64_t threads = k.local_size > 1 ? k.local_size : lang.target.block_size;
-    lang.kernel_prefix += "__launch_bounds__(" + std::to_string(threads) + ") ";
-    return render_c_style(lang, k, lin);
-  }
-
- private:
-  CStyleLanguage lang_;
-};
-
 }  // namespace
 
 std::unique_ptr<Renderer> make_cuda_renderer(Target target) {
   target.language = "CUDA C++";
-  return std::make_unique<CudaRenderer>(std::move(target));
+  return std::make_unique<CStyleRenderer>(cuda_language(std::move(target)));
 }
 
 }  // namespace lazygrad

@@ -64,23 +64,11 @@ CStyleLanguage opencl_language(Target t) {
   return c;
 }
 
-class OpenCLRenderer : public Renderer {
- public:
-  explicit OpenCLRenderer(Target t) : lang_(opencl_language(std::move(t))) {}
-  const Target& target() const override { return lang_.target; }
-  std::string render(const Kernel& k, const LinearKernel& lin) const override {
-    return render_c_style(lang_, k, lin);
-  }
-
- private:
-  CStyleLanguage lang_;
-};
-
 }  // namespace
 
 std::unique_ptr<Renderer> make_opencl_renderer(Target target) {
   target.language = "OpenCL C";
-  return std::make_unique<OpenCLRenderer>(std::move(target));
+  return std::make_unique<CStyleRenderer>(opencl_language(std::move(target)));
 }
 
 }  // namespace lazygrad

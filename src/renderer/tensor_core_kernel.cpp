@@ -60,7 +60,7 @@ std::string render_tensor_core(const CStyleLanguage& lang, const Kernel& k) {
   const std::string ix = largest < INT32_MAX ? "int" : "int64_t";
 
   std::ostringstream os;
-  os << "\n" << lang.kernel_prefix << k.name << "(";
+  os << "\n" << kernel_head_prefix(lang, k) << k.name << "(";
   for (size_t i = 0; i < k.buffers.size(); i++) {
     const DType dt = k.buffers[i]->dtype;
     const std::string type = dt == kBool                         ? lang.bool_storage

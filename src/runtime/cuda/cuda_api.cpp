@@ -5,15 +5,11 @@
 
 #include <cstdlib>
 
+#include "runtime/shared_library.h"
+
 namespace lazygrad::cuda {
 
 namespace {
-
-template <class Fn>
-void bind(void* lib, Fn& fn, const char* name, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  if (!fn) missing += std::string(missing.empty() ? "" : ", ") + name;
-}
 
 Api open_api() {
   Api a;
@@ -27,37 +23,37 @@ Api open_api() {
     return a;
   }
   std::string missing;
-  bind(lib, a.cuInit, "cuInit", missing);
-  bind(lib, a.cuDriverGetVersion, "cuDriverGetVersion", missing);
-  bind(lib, a.cuGetErrorName, "cuGetErrorName", missing);
-  bind(lib, a.cuDeviceGetCount, "cuDeviceGetCount", missing);
-  bind(lib, a.cuDeviceGet, "cuDeviceGet", missing);
-  bind(lib, a.cuDeviceGetName, "cuDeviceGetName", missing);
-  bind(lib, a.cuDeviceGetAttribute, "cuDeviceGetAttribute", missing);
-  bind(lib, a.cuDeviceTotalMem, "cuDeviceTotalMem_v2", missing);
-  bind(lib, a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", missing);
-  bind(lib, a.cuCtxSetCurrent, "cuCtxSetCurrent", missing);
-  bind(lib, a.cuCtxSynchronize, "cuCtxSynchronize", missing);
-  bind(lib, a.cuMemAlloc, "cuMemAlloc_v2", missing);
-  bind(lib, a.cuMemFree, "cuMemFree_v2", missing);
-  bind(lib, a.cuMemHostAlloc, "cuMemHostAlloc", missing);
-  bind(lib, a.cuMemFreeHost, "cuMemFreeHost", missing);
-  bind(lib, a.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", missing);
-  bind(lib, a.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", missing);
-  bind(lib, a.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", missing);
-  bind(lib, a.cuMemcpyPeerAsync, "cuMemcpyPeerAsync", missing);
-  bind(lib, a.cuMemsetD32Async, "cuMemsetD32Async", missing);
-  bind(lib, a.cuStreamCreate, "cuStreamCreate", missing);
-  bind(lib, a.cuStreamSynchronize, "cuStreamSynchronize", missing);
-  bind(lib, a.cuEventCreate, "cuEventCreate", missing);
-  bind(lib, a.cuEventRecord, "cuEventRecord", missing);
-  bind(lib, a.cuEventSynchronize, "cuEventSynchronize", missing);
-  bind(lib, a.cuEventElapsedTime, "cuEventElapsedTime", missing);
-  bind(lib, a.cuEventDestroy, "cuEventDestroy_v2", missing);
-  bind(lib, a.cuModuleLoadData, "cuModuleLoadData", missing);
-  bind(lib, a.cuModuleGetFunction, "cuModuleGetFunction", missing);
-  bind(lib, a.cuModuleUnload, "cuModuleUnload", missing);
-  bind(lib, a.cuLaunchKernel, "cuLaunchKernel", missing);
+  bind_symbol(lib, a.cuInit, "cuInit", missing);
+  bind_symbol(lib, a.cuDriverGetVersion, "cuDriverGetVersion", missing);
+  bind_symbol(lib, a.cuGetErrorName, "cuGetErrorName", missing);
+  bind_symbol(lib, a.cuDeviceGetCount, "cuDeviceGetCount", missing);
+  bind_symbol(lib, a.cuDeviceGet, "cuDeviceGet", missing);
+  bind_symbol(lib, a.cuDeviceGetName, "cuDeviceGetName", missing);
+  bind_symbol(lib, a.cuDeviceGetAttribute, "cuDeviceGetAttribute", missing);
+  bind_symbol(lib, a.cuDeviceTotalMem, "cuDeviceTotalMem_v2", missing);
+  bind_symbol(lib, a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", missing);
+  bind_symbol(lib, a.cuCtxSetCurrent, "cuCtxSetCurrent", missing);
+  bind_symbol(lib, a.cuCtxSynchronize, "cuCtxSynchronize", missing);
+  bind_symbol(lib, a.cuMemAlloc, "cuMemAlloc_v2", missing);
+  bind_symbol(lib, a.cuMemFree, "cuMemFree_v2", missing);
+  bind_symbol(lib, a.cuMemHostAlloc, "cuMemHostAlloc", missing);
+  bind_symbol(lib, a.cuMemFreeHost, "cuMemFreeHost", missing);
+  bind_symbol(lib, a.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", missing);
+  bind_symbol(lib, a.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", missing);
+  bind_symbol(lib, a.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", missing);
+  bind_symbol(lib, a.cuMemcpyPeerAsync, "cuMemcpyPeerAsync", missing);
+  bind_symbol(lib, a.cuMemsetD32Async, "cuMemsetD32Async", missing);
+  bind_symbol(lib, a.cuStreamCreate, "cuStreamCreate", missing);
+  bind_symbol(lib, a.cuStreamSynchronize, "cuStreamSynchronize", missing);
+  bind_symbol(lib, a.cuEventCreate, "cuEventCreate", missing);
+  bind_symbol(lib, a.cuEventRecord, "cuEventRecord", missing);
+  bind_symbol(lib, a.cuEventSynchronize, "cuEventSynchronize", missing);
+  bind_symbol(lib, a.cuEventElapsedTime, "cuEventElapsedTime", missing);
+  bind_symbol(lib, a.cuEventDestroy, "cuEventDestroy_v2", missing);
+  bind_symbol(lib, a.cuModuleLoadData, "cuModuleLoadData", missing);
+  bind_symbol(lib, a.cuModuleGetFunction, "cuModuleGetFunction", missing);
+  bind_symbol(lib, a.cuModuleUnload, "cuModuleUnload", missing);
+  bind_symbol(lib, a.cuLaunchKernel, "cuLaunchKernel", missing);
   if (!missing.empty()) {
     a.error = "the CUDA driver " + a.path + " lacks " + missing;
     return a;

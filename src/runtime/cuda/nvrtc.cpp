@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "lazygrad/error.h"
+#include "runtime/shared_library.h"
 
 namespace lazygrad {
 
@@ -32,12 +33,6 @@ struct Nvrtc {
   nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram, size_t*) = nullptr;
   nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char*) = nullptr;
 };
-
-template <class Fn>
-void bind(void* lib, Fn& fn, const char* name, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  if (!fn) missing += std::string(missing.empty() ? "" : ", ") + name;
-}
 
 Nvrtc open_nvrtc() {
   Nvrtc n;
@@ -69,17 +64,17 @@ Nvrtc open_nvrtc() {
     return n;
   }
   std::string missing;
-  bind(lib, n.nvrtcVersion, "nvrtcVersion", missing);
-  bind(lib, n.nvrtcGetErrorString, "nvrtcGetErrorString", missing);
-  bind(lib, n.nvrtcCreateProgram, "nvrtcCreateProgram", missing);
-  bind(lib, n.nvrtcDestroyProgram, "nvrtcDestroyProgram", missing);
-  bind(lib, n.nvrtcCompileProgram, "nvrtcCompileProgram", missing);
-  bind(lib, n.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", missing);
-  bind(lib, n.nvrtcGetProgramLog, "nvrtcGetProgramLog", missing);
-  bind(lib, n.nvrtcGetPTXSize, "nvrtcGetPTXSize", missing);
-  bind(lib, n.nvrtcGetPTX, "nvrtcGetPTX", missing);
-  bind(lib, n.nvrtcGetCUBINSize, "nvrtcGetCUBINSize", missing);
-  bind(lib, n.nvrtcGetCUBIN, "nvrtcGetCUBIN", missing);
+  bind_symbol(lib, n.nvrtcVersion, "nvrtcVersion", missing);
+  bind_symbol(lib, n.nvrtcGetErrorString, "nvrtcGetErrorString", missing);
+  bind_symbol(lib, n.nvrtcCreateProgram, "nvrtcCreateProgram", missing);
+  bind_symbol(lib, n.nvrtcDestroyProgram, "nvrtcDestroyProgram", missing);
+  bind_symbol(lib, n.nvrtcCompileProgram, "nvrtcCompileProgram", missing);
+  bind_symbol(lib, n.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", missing);
+  bind_symbol(lib, n.nvrtcGetProgramLog, "nvrtcGetProgramLog", missing);
+  bind_symbol(lib, n.nvrtcGetPTXSize, "nvrtcGetPTXSize", missing);
+  bind_symbol(lib, n.nvrtcGetPTX, "nvrtcGetPTX", missing);
+  bind_symbol(lib, n.nvrtcGetCUBINSize, "nvrtcGetCUBINSize", missing);
+  bind_symbol(lib, n.nvrtcGetCUBIN, "nvrtcGetCUBIN", missing);
   if (!missing.empty()) {
     n.error = "NVRTC " + n.path + " lacks " + missing;
     return n;

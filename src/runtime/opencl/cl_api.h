@@ -13,6 +13,8 @@
 #include <string>
 #include <utility>
 
+#include "runtime/shared_library.h"
+
 namespace lazygrad::cl {
 
 using cl_int = int32_t;
@@ -141,13 +143,6 @@ struct Api {
 
 namespace detail {
 
-// Sets fn to the library's `name`; notes the name in `missing` when it has none.
-template <class Fn>
-void bind(void* lib, Fn& fn, const char* name, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  if (!fn) missing += std::string(missing.empty() ? "" : ", ") + name;
-}
-
 inline Api open_api() {
   Api a;
   // The ICD loader's soname first (what the runtime package installs), the development link after.
@@ -164,32 +159,32 @@ inline Api open_api() {
     }
   }
   std::string missing;
-  bind(lib, a.clGetPlatformIDs, "clGetPlatformIDs", missing);
-  bind(lib, a.clGetPlatformInfo, "clGetPlatformInfo", missing);
-  bind(lib, a.clGetDeviceIDs, "clGetDeviceIDs", missing);
-  bind(lib, a.clGetDeviceInfo, "clGetDeviceInfo", missing);
-  bind(lib, a.clCreateContext, "clCreateContext", missing);
-  bind(lib, a.clReleaseContext, "clReleaseContext", missing);
-  bind(lib, a.clCreateCommandQueue, "clCreateCommandQueue", missing);
-  bind(lib, a.clReleaseCommandQueue, "clReleaseCommandQueue", missing);
-  bind(lib, a.clCreateBuffer, "clCreateBuffer", missing);
-  bind(lib, a.clReleaseMemObject, "clReleaseMemObject", missing);
-  bind(lib, a.clCreateProgramWithSource, "clCreateProgramWithSource", missing);
-  bind(lib, a.clCreateProgramWithBinary, "clCreateProgramWithBinary", missing);
-  bind(lib, a.clBuildProgram, "clBuildProgram", missing);
-  bind(lib, a.clGetProgramInfo, "clGetProgramInfo", missing);
-  bind(lib, a.clGetProgramBuildInfo, "clGetProgramBuildInfo", missing);
-  bind(lib, a.clReleaseProgram, "clReleaseProgram", missing);
-  bind(lib, a.clCreateKernel, "clCreateKernel", missing);
-  bind(lib, a.clReleaseKernel, "clReleaseKernel", missing);
-  bind(lib, a.clSetKernelArg, "clSetKernelArg", missing);
-  bind(lib, a.clEnqueueNDRangeKernel, "clEnqueueNDRangeKernel", missing);
-  bind(lib, a.clEnqueueReadBuffer, "clEnqueueReadBuffer", missing);
-  bind(lib, a.clEnqueueWriteBuffer, "clEnqueueWriteBuffer", missing);
-  bind(lib, a.clWaitForEvents, "clWaitForEvents", missing);
-  bind(lib, a.clGetEventProfilingInfo, "clGetEventProfilingInfo", missing);
-  bind(lib, a.clReleaseEvent, "clReleaseEvent", missing);
-  bind(lib, a.clFinish, "clFinish", missing);
+  bind_symbol(lib, a.clGetPlatformIDs, "clGetPlatformIDs", missing);
+  bind_symbol(lib, a.clGetPlatformInfo, "clGetPlatformInfo", missing);
+  bind_symbol(lib, a.clGetDeviceIDs, "clGetDeviceIDs", missing);
+  bind_symbol(lib, a.clGetDeviceInfo, "clGetDeviceInfo", missing);
+  bind_symbol(lib, a.clCreateContext, "clCreateContext", missing);
+  bind_symbol(lib, a.clReleaseContext, "clReleaseContext", missing);
+  bind_symbol(lib, a.clCreateCommandQueue, "clCreateCommandQueue", missing);
+  bind_symbol(lib, a.clReleaseCommandQueue, "clReleaseCommandQueue", missing);
+  bind_symbol(lib, a.clCreateBuffer, "clCreateBuffer", missing);
+  bind_symbol(lib, a.clReleaseMemObject, "clReleaseMemObject", missing);
+  bind_symbol(lib, a.clCreateProgramWithSource, "clCreateProgramWithSource", missing);
+  bind_symbol(lib, a.clCreateProgramWithBinary, "clCreateProgramWithBinary", missing);
+  bind_symbol(lib, a.clBuildProgram, "clBuildProgram", missing);
+  bind_symbol(lib, a.clGetProgramInfo, "clGetProgramInfo", missing);
+  bind_symbol(lib, a.clGetProgramBuildInfo, "clGetProgramBuildInfo", missing);
+  bind_symbol(lib, a.clReleaseProgram, "clReleaseProgram", missing);
+  bind_symbol(lib, a.clCreateKernel, "clCreateKernel", missing);
+  bind_symbol(lib, a.clReleaseKernel, "clReleaseKernel", missing);
+  bind_symbol(lib, a.clSetKernelArg, "clSetKernelArg", missing);
+  bind_symbol(lib, a.clEnqueueNDRangeKernel, "clEnqueueNDRangeKernel", missing);
+  bind_symbol(lib, a.clEnqueueReadBuffer, "clEnqueueReadBuffer", missing);
+  bind_symbol(lib, a.clEnqueueWriteBuffer, "clEnqueueWriteBuffer", missing);
+  bind_symbol(lib, a.clWaitForEvents, "clWaitForEvents", missing);
+  bind_symbol(lib, a.clGetEventProfilingInfo, "clGetEventProfilingInfo", missing);
+  bind_symbol(lib, a.clReleaseEvent, "clReleaseEvent", missing);
+  bind_symbol(lib, a.clFinish, "clFinish", missing);
   if (!missing.empty()) a.error = "the OpenCL library lacks " + missing;
   return a;
 }
