@@ -9,8 +9,8 @@
 #   scripts/gpu-check.sh [OUT_DIR]   on the GPU machine: OUT_DIR defaults to $OUT, else gpu-check-out
 #
 # Each section writes its file into OUT_DIR as soon as it ends (info.txt, build.txt, suite.txt,
-# bench_cuda.txt, bench_train.txt, bench_gpt2.txt, table.md), and each has a time limit, so a run cut
-# short still reports what it reached. Nothing is installed: CMake is configured directly (no
+# bench_cuda.txt, bench_train.txt, bench_gpt2.txt, table.md), and each has a time limit (configure 30 s,
+# build 120 s, suites 60 s, the benches 25, 35 and 35 s: about 5 minutes at most), so a run cut short still reports what it reached. Nothing is installed: CMake is configured directly (no
 # apt-get), GPT-2 124M gets random weights (bench_gpt2), and PyTorch's figures appear only where
 # the machine's python3 has a PyTorch with CUDA (cuBLAS is opened directly by bench_cuda).
 set -uo pipefail
@@ -50,10 +50,10 @@ suites="test_autograd test_core_grads test_nn test_optim test_jit test_training_
         test_math test_reductions test_indexing test_linalg test_functional test_gpt2"
 gtest=()
 [ -d "$carry/googletest" ] && gtest=(-DLAZYGRAD_GTEST_SOURCE_DIR="$PWD/$carry/googletest")
-if timeout 200 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DLAZYGRAD_PYTHON=OFF "${gtest[@]}" \
+if timeout 30 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DLAZYGRAD_PYTHON=OFF "${gtest[@]}" \
   >"$out/build.txt" 2>&1 &&
   # shellcheck disable=SC2086 # the list splits into targets
-  timeout 200 cmake --build "$build" -j "$jobs" --target lazygrad_cli bench_cuda bench_gpt2 bench_train_epoch \
+  timeout 120 cmake --build "$build" -j "$jobs" --target lazygrad_cli bench_cuda bench_gpt2 bench_train_epoch \
     $suites >>"$out/build.txt" 2>&1; then
   note "build: done"
 else
@@ -65,17 +65,17 @@ fi
 grep -E '^  CUDA' "$out/info.txt"
 
 # ---- the suites on CUDA ----
-timeout 100 ctest --test-dir "$build" -R '^cuda_test_' -j "$jobs" --output-on-failure >"$out/suite.txt" 2>&1
+timeout 60 ctest --test-dir "$build" -R '^cuda_test_' -j "$jobs" --output-on-failure >"$out/suite.txt" 2>&1
 suite=$(grep -E 'tests passed|tests failed' "$out/suite.txt" | tail -1)
 note "suite: ${suite:-cut short (suite.txt)}"
 
 # ---- benchmarks ----
-DEVICE=CUDA timeout 60 "$build/bench_cuda" --n 4096 >"$out/bench_cuda.txt" 2>&1
+DEVICE=CUDA timeout 25 "$build/bench_cuda" --n 4096 >"$out/bench_cuda.txt" 2>&1
 note "bench_cuda: exit $?"
-DEVICE=CUDA timeout 60 "$build/bench_train_epoch" --model both --steps 30 --data "$carry/fashion-mnist" \
+DEVICE=CUDA timeout 35 "$build/bench_train_epoch" --model both --steps 20 --data "$carry/fashion-mnist" \
   >"$out/bench_train.txt" 2>&1
 note "bench_train_epoch: exit $?"
-DEVICE=CUDA timeout 60 "$build/bench_gpt2" --prompt 32 --decode 32 --reps 2 >"$out/bench_gpt2.txt" 2>&1
+DEVICE=CUDA timeout 35 "$build/bench_gpt2" --prompt 32 --decode 32 --reps 2 >"$out/bench_gpt2.txt" 2>&1
 note "bench_gpt2: exit $?"
 
 # ---- one table ----
