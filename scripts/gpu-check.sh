@@ -67,6 +67,7 @@ grep -E '^  CUDA' "$out/info.txt"
 # ---- the suites on CUDA ----
 timeout 60 ctest --test-dir "$build" -R '^cuda_test_' -j "$jobs" --output-on-failure >"$out/suite.txt" 2>&1
 suite=$(grep -E 'tests passed|tests failed' "$out/suite.txt" | tail -1)
+[ -n "$suite" ] && suite="$suite ($(grep -c '(Skipped)' "$out/suite.txt") of them skipped)"
 note "suite: ${suite:-cut short (suite.txt)}"
 
 # ---- benchmarks ----
