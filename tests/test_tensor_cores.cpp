@@ -157,6 +157,52 @@ TEST(TensorCores, EmulatedOnClTheyEqualTheCpu) {
     }
 }
 
+// Random products: sizes, warp tiles, batches (on one side or both), either operand transposed,
+// float16 or bfloat16, widened or not; a fixed seed.
+TEST(TensorCores, EmulatedOnClRandomProductsEqualTheCpu) {
+  SKIP_WITHOUT_CL();
+  if (!device("CL").renderer().target().tensor_cores) GTEST_SKIP() << "LAZYGRAD_TC_EMULATE is not set";
+  uint64_t state = 0x7c0ffee;
+  auto next = [&](int64_t n) {  // 0 .. n-1
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(n));
+  };
+  for (int c = 0; c < 8; c++) {
+    const DType dt = next(2) ? kFloat16 : kBFloat16;
+    const int64_t t = int64_t(1) << next(3), m = 16 * t * (1 + next(2)), n = 8 * t * (1 + next(3)),
+                  k = 16 * (1 + next(3));
+    const bool ta = next(2), tb = next(2), widen = next(3) == 0;
+    Shape batch_a, batch_b;
+    switch (next(3)) {
+      case 1:
+        batch_a = batch_b = {1 + next(3)};
+        break;
+      case 2:
+        batch_a = {2, 1 + next(2)};  // B broadcast over A's batch
+        break;
+      default:
+        break;
+    }
+    SCOPED_TRACE("case " + std::to_string(c) + ": " + std::string(dtype_name(dt)) + " t " +
+                 std::to_string(t) + " m n k " + std::to_string(m) + " " + std::to_string(n) + " " +
+                 std::to_string(k) + (ta ? " A^T" : "") + (tb ? " B^T" : "") + (widen ? " widened" : ""));
+    auto operand = [&](Shape batch, int64_t rows, int64_t cols, bool transposed) {
+      Shape shape = batch;
+      shape.push_back(transposed ? cols : rows);
+      shape.push_back(transposed ? rows : cols);
+      Tensor x = rand(shape, dt);
+      return transposed ? x.transpose(-2, -1) : x;
+    };
+    Tensor a = operand(batch_a, m, k, ta), b = operand(batch_b, k, n, tb);
+    Tensor aa = widen ? a.to(kFloat32) : a, bw = widen ? b.to(kFloat32) : b;
+    std::vector<double> want = aa.matmul(bw).to_vector<double>();
+    std::vector<double> got = on_cl_with_tensor_cores(a, b, t, widen);
+    ASSERT_EQ(got.size(), want.size());
+    const double tol = widen ? 1e-5 : dt == kFloat16 ? 2e-3 : 1.6e-2;
+    for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << i;
+  }
+}
+
 TEST(TensorCores, CudaKernelsCompileWithNvrtc) {
   if (std::string why = nvrtc_missing(); !why.empty()) GTEST_SKIP() << why;
   auto renderer = make_cuda_renderer(cuda_target(80));
