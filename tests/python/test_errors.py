@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from lazygrad import GlobalCounters, LazygradError, Tensor, dtypes, nn
+from lazygrad import Device, GlobalCounters, LazygradError, Tensor, dtypes, nn
 
 
 def test_hierarchy():
@@ -63,7 +63,7 @@ def test_type_error(fn):
     "fn",
     [
         lambda: Tensor([1.0], device="GPU"),
-        lambda: Tensor.zeros(2, device="cuda"),
+        lambda: Tensor.zeros(2, device="tpu"),
         lambda: Tensor([1.0]).to("METAL"),
         lambda: Tensor.ones(2).pad((1, 1), mode="reflect"),
         lambda: Tensor.ones(2).div(Tensor.ones(2), rounding_mode="round"),
@@ -78,6 +78,14 @@ def test_type_error(fn):
 def test_value_error(fn):
     with pytest.raises(ValueError):
         fn()
+
+
+def test_a_known_device_that_is_not_here_says_why():
+    # CUDA is a device lazygrad knows; without a GPU (or its driver) using it is an error naming why.
+    if "CUDA" in Device.available():
+        pytest.skip("this machine has a CUDA GPU")
+    with pytest.raises(LazygradError, match="CUDA: no "):
+        Tensor.zeros(2, device="cuda").realize()
 
 
 def test_errors_leave_the_interpreter_usable():
