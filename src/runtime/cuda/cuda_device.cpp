@@ -199,6 +199,12 @@ class CudaAllocator final : public PooledAllocator {
 
 // ---- programs --------------------------------------------------------------------------------------
 
+struct LaunchScratch {
+  std::vector<CUdeviceptr> buffers;  // the buffers', then the error buffer's
+  std::vector<long long> vars;
+  std::vector<void*> params;
+};
+
 class CudaProgram final : public Program {
  public:
   CudaProgram(std::shared_ptr<const Session> s, CUmodule module, CUfunction fn, std::string name)
@@ -218,18 +224,20 @@ class CudaProgram final : public Program {
           a.dims.local[i] > limits_.max_local[i])
         throw Error("CUDA: launch of " + name_ + ": grid " + sizes(a.dims.grid) + " and block " +
                     sizes(a.dims.local) + " are outside what the GPU launches");
-    // The argument values, then an array of their addresses (cuLaunchKernel's kernelParams).
-    std::vector<CUdeviceptr> buffers;
-    buffers.reserve(a.buffers.size() + 1);
-    for (void* b : a.buffers) buffers.push_back(as_ptr(b));
-    buffers.push_back(s_->errors);
-    std::vector<long long> vars(a.vars.begin(), a.vars.end());
+    // The argument values, then an array of their addresses (cuLaunchKernel's kernelParams), in
+    // this thread's scratch: cleared, not freed, so a launch allocates nothing once warm.
+    thread_local LaunchScratch scratch;
+    scratch.buffers.assign(a.buffers.size() + 1, 0);
+    for (size_t i = 0; i < a.buffers.size(); i++) scratch.buffers[i] = as_ptr(a.buffers[i]);
+    scratch.buffers.back() = s_->errors;
+    scratch.vars.assign(a.vars.begin(), a.vars.end());
     unsigned launch_id = a.launch_id;
-    std::vector<void*> params;
-    for (size_t i = 0; i + 1 < buffers.size(); i++) params.push_back(&buffers[i]);
-    for (auto& v : vars) params.push_back(&v);
-    params.push_back(&buffers.back());
-    params.push_back(&launch_id);
+    scratch.params.clear();
+    for (size_t i = 0; i + 1 < scratch.buffers.size(); i++) scratch.params.push_back(&scratch.buffers[i]);
+    for (auto& v : scratch.vars) scratch.params.push_back(&v);
+    scratch.params.push_back(&scratch.buffers.back());
+    scratch.params.push_back(&launch_id);
+    std::vector<void*>& params = scratch.params;
 
     s_->enter();
     CUevent start = nullptr, end = nullptr;
@@ -241,11 +249,13 @@ class CudaProgram final : public Program {
     {
       std::shared_lock<std::shared_mutex> order(s_->enqueue_mu);
       if (start) check(cu.cuEventRecord(start, s_->stream), "cuEventRecord");
-      check(
-          cu.cuLaunchKernel(fn_, g(a.dims.grid[0]), g(a.dims.grid[1]), g(a.dims.grid[2]), g(a.dims.local[0]),
-                            g(a.dims.local[1]), g(a.dims.local[2]), 0, s_->stream, params.data(), nullptr),
-          "cuLaunchKernel of " + name_ + " (grid " + sizes(a.dims.grid) + ", block " + sizes(a.dims.local) +
-              ")");
+      // The message is built only on failure: a launch allocates nothing.
+      if (CUresult r = cu.cuLaunchKernel(fn_, g(a.dims.grid[0]), g(a.dims.grid[1]), g(a.dims.grid[2]),
+                                         g(a.dims.local[0]), g(a.dims.local[1]), g(a.dims.local[2]), 0,
+                                         s_->stream, params.data(), nullptr);
+          r != CUDA_SUCCESS)
+        check(r, "cuLaunchKernel of " + name_ + " (grid " + sizes(a.dims.grid) + ", block " +
+                     sizes(a.dims.local) + ")");
       if (end) check(cu.cuEventRecord(end, s_->stream), "cuEventRecord");
     }
     if (!a.timed) return {0, -1};
