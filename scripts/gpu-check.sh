@@ -47,7 +47,7 @@ note "info"
 
 # ---- build ----
 suites="test_autograd test_core_grads test_nn test_optim test_jit test_training_step test_grad_smoke test_ops_torch
-        test_math test_reductions test_indexing test_linalg test_functional test_gpt2"
+        test_math test_reductions test_indexing test_linalg test_functional test_gpt2 test_tensor_cores"
 gtest=()
 [ -d "$carry/googletest" ] && gtest=(-DLAZYGRAD_GTEST_SOURCE_DIR="$PWD/$carry/googletest")
 if timeout 30 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DLAZYGRAD_PYTHON=OFF "${gtest[@]}" \

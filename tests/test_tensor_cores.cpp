@@ -1,8 +1,9 @@
 // Tensor cores (codegen/tensor_cores.h): which kernels are products the tensor cores take, the
 // opt's place in the optimizer and BEAM, the kernels run on OpenCL with the mma emulated through
-// local memory (this binary runs with LAZYGRAD_TC_EMULATE=1) against the CPU's results, and the
-// same kernels in CUDA C++ compiled by NVRTC to machine code for sm_80 and sm_90 (ptxas checks
-// the mma instruction). Cases skip, saying why, where there is no OpenCL device or no NVRTC.
+// local memory (this binary runs with LAZYGRAD_TC_EMULATE=1) against the CPU's results, the same
+// on a GPU where there is one, and the kernels in CUDA C++ compiled by NVRTC to machine code for
+// sm_80 and sm_90 (ptxas checks the mma instruction). Cases skip, saying why, where there is no
+// OpenCL device, no GPU or no NVRTC.
 #include <gtest/gtest.h>
 #include <lazygrad/lazygrad.h>
 
@@ -112,21 +113,21 @@ TEST(TensorCores, TheOptInTheOptimizerAndBeam) {
   for (const auto& e : extensions(big, {}, cpu_target())) EXPECT_NE(opts_str(e).substr(0, 1), "C");
 }
 
-// The product on CL with the tensor cores' kernel (warp tile t), as a float64 vector.
-std::vector<double> on_cl_with_tensor_cores(const Tensor& a, const Tensor& b, int64_t t, bool widen) {
+// The product on `dev` with the tensor cores' kernel (warp tile t), as a float64 vector.
+std::vector<double> with_tensor_cores(const std::string& dev, const Tensor& a, const Tensor& b, int64_t t,
+                                      bool widen) {
   ForcedOpts forced([t](const Kernel& k, const KernelAxes&) {
     return match_tensor_core(k) ? std::vector<Opt>{{AxisKind::TensorCore, 0, t}} : required_opts(k);
   });
-  Tensor ac = a.to("CL"), bc = b.to("CL");
+  Tensor ac = a.to(dev), bc = b.to(dev);
   if (widen) ac = ac.to(kFloat32), bc = bc.to(kFloat32);
   Tensor c = ac.matmul(bc).realize();  // the product alone (to_vector<double> would fuse a cast in)
   EXPECT_TRUE(uses_tensor_cores(forced.used)) << "no kernel took the tensor cores";
   return c.to_vector<double>();
 }
 
-TEST(TensorCores, EmulatedOnClTheyEqualTheCpu) {
-  SKIP_WITHOUT_CL();
-  if (!device("CL").renderer().target().tensor_cores) GTEST_SKIP() << "LAZYGRAD_TC_EMULATE is not set";
+// Products on `dev` that the random ones below may miss, against the CPU's.
+void fixed_products(const std::string& dev) {
   struct Case {
     Shape a, b;
     bool transpose_b = false, widen = false;
@@ -147,7 +148,7 @@ TEST(TensorCores, EmulatedOnClTheyEqualTheCpu) {
       Tensor bb = c.transpose_b ? b.transpose(-2, -1) : b;
       Tensor aa = c.widen ? a.to(kFloat32) : a, bw = c.widen ? bb.to(kFloat32) : bb;
       std::vector<double> want = aa.matmul(bw).to_vector<double>();
-      std::vector<double> got = on_cl_with_tensor_cores(a, bb, c.t, c.widen);
+      std::vector<double> got = with_tensor_cores(dev, a, bb, c.t, c.widen);
       ASSERT_EQ(got.size(), want.size());
       // float32 sums of exact products, in another order: within a rounding of the output dtype.
       const double tol = c.widen ? 1e-5 : dt == kFloat16 ? 2e-3 : 1.6e-2;
@@ -156,11 +157,9 @@ TEST(TensorCores, EmulatedOnClTheyEqualTheCpu) {
     }
 }
 
-// Random products: sizes, warp tiles, batches (on one side or both), either operand transposed,
-// float16 or bfloat16, widened or not; a fixed seed.
-TEST(TensorCores, EmulatedOnClRandomProductsEqualTheCpu) {
-  SKIP_WITHOUT_CL();
-  if (!device("CL").renderer().target().tensor_cores) GTEST_SKIP() << "LAZYGRAD_TC_EMULATE is not set";
+// Random products on `dev`: sizes, warp tiles, batches (on one side or both), either operand
+// transposed, float16 or bfloat16, widened or not; a fixed seed.
+void random_products(const std::string& dev) {
   uint64_t state = 0x7c0ffee;
   auto next = [&](int64_t n) {  // 0 .. n-1
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -195,11 +194,35 @@ TEST(TensorCores, EmulatedOnClRandomProductsEqualTheCpu) {
     Tensor a = operand(batch_a, m, k, ta), b = operand(batch_b, k, n, tb);
     Tensor aa = widen ? a.to(kFloat32) : a, bw = widen ? b.to(kFloat32) : b;
     std::vector<double> want = aa.matmul(bw).to_vector<double>();
-    std::vector<double> got = on_cl_with_tensor_cores(a, b, t, widen);
+    std::vector<double> got = with_tensor_cores(dev, a, b, t, widen);
     ASSERT_EQ(got.size(), want.size());
     const double tol = widen ? 1e-5 : dt == kFloat16 ? 2e-3 : 1.6e-2;
     for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << i;
   }
+}
+
+TEST(TensorCores, EmulatedOnClTheyEqualTheCpu) {
+  SKIP_WITHOUT_CL();
+  if (!device("CL").renderer().target().tensor_cores) GTEST_SKIP() << "LAZYGRAD_TC_EMULATE is not set";
+  fixed_products("CL");
+}
+
+TEST(TensorCores, EmulatedOnClRandomProductsEqualTheCpu) {
+  SKIP_WITHOUT_CL();
+  if (!device("CL").renderer().target().tensor_cores) GTEST_SKIP() << "LAZYGRAD_TC_EMULATE is not set";
+  random_products("CL");
+}
+
+// On a GPU with tensor cores (scripts/gpu-check.sh runs this suite with DEVICE=CUDA): the mma
+// itself, in the layout the emulation assumes.
+TEST(TensorCores, OnCudaTheyEqualTheCpu) {
+  std::string why = "no CUDA device";
+  for (const DeviceInfo& d : devices())
+    if (d.name == "CUDA") why = d.available ? "" : d.detail;
+  if (!why.empty()) GTEST_SKIP() << why;
+  if (!device("CUDA").renderer().target().tensor_cores) GTEST_SKIP() << "this GPU has no mma.sync.m16n8k16";
+  fixed_products("CUDA");
+  random_products("CUDA");
 }
 
 TEST(TensorCores, CudaKernelsCompileWithNvrtc) {
