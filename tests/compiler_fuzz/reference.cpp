@@ -352,6 +352,11 @@ bool is_comparison(Op op) {
   return op == Op::Eq || op == Op::Ne || op == Op::Lt || op == Op::Le || op == Op::Gt || op == Op::Ge;
 }
 
+// A division by an exact 0 of a value whose bound reaches 0: which of -inf, NaN and inf is right
+// depends on the sign of a correct computation's rounding (seed 21133: log_softmax's largest entry,
+// -5.6e-13 here and 0 in float32, as PyTorch computes it, divided by 0).
+bool zero_over_zero_unknown(double a, double ea, double b) { return b == 0 && ea > 0 && std::fabs(a) <= ea; }
+
 int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -422,6 +427,7 @@ void float_binary(Op op, RefTensor& out, int64_t k, double a, double ea, double 
     case Op::Div:
       exact = a / b;
       if (eb > 0 && std::fabs(b) <= 2 * eb) dc = true;
+      if (zero_over_zero_unknown(a, ea, b)) dc = true;
       err = (ea + std::fabs(exact) * eb) / std::max(std::fabs(b) - eb, 1e-300);
       break;
     case Op::Maximum:
@@ -452,6 +458,7 @@ void float_binary(Op op, RefTensor& out, int64_t k, double a, double ea, double 
                   4 * ulp_of(out.dtype) * std::fabs(q);
       if (std::isfinite(q) && std::fabs(q - std::nearbyint(q)) <= eq) dc = true;
       if (eb > 0 && std::fabs(b) <= 2 * eb) dc = true;
+      if (zero_over_zero_unknown(a, ea, b)) dc = true;
       if (op == Op::FloorDivide) {
         exact = b == 0 ? q : std::floor(q);
         err = 0;
