@@ -3,7 +3,8 @@
 The C++ core is the extension module lazygrad._C; this package re-exports it with the API of
 tinygrad's Tensor (docs/python.md).
 """
-from lazygrad._C import GlobalCounters, LazygradError, Tensor, promote_types
+from lazygrad._C import (GlobalCounters, LazygradError, LazygradIndexError, LazygradNotImplementedError,
+                         LazygradTypeError, LazygradValueError, OutOfMemoryError, SizeError, Tensor, promote_types)
 from lazygrad import _C
 from lazygrad.dtype import DType, dtypes
 from lazygrad.tensor import no_grad
@@ -34,6 +35,7 @@ class Device(metaclass=_DeviceMeta):
         return [name for name, ok, _ in _C.devices() if ok]
 
 
-__all__ = ["Device", "DType", "GlobalCounters", "LazygradError", "Tensor", "TinyJit", "dtypes", "nn", "no_grad",
+__all__ = ["Device", "DType", "GlobalCounters", "LazygradError", "LazygradIndexError", "LazygradNotImplementedError",
+           "LazygradTypeError", "LazygradValueError", "OutOfMemoryError", "SizeError", "Tensor", "TinyJit", "dtypes", "nn", "no_grad",
            "promote_types"]
 __version__ = "0.1.0"

@@ -15,20 +15,24 @@ struct DTypeInfo {
 };
 // Indexed by DType's underlying value; one row per dtype.
 constexpr DTypeInfo kInfo[] = {
-    {"bool", 1, false, true},      {"uint8", 1, false, true},   {"int8", 1, false, false},
-    {"int16", 2, false, false},    {"uint16", 2, false, true},  {"int32", 4, false, false},
-    {"uint32", 4, false, true},    {"int64", 8, false, false},  {"uint64", 8, false, true},
-    {"float16", 2, true, false},   {"bfloat16", 2, true, false}, {"float32", 4, true, false},
+    {"bool", 1, false, true},    {"uint8", 1, false, true},    {"int8", 1, false, false},
+    {"int16", 2, false, false},  {"uint16", 2, false, true},   {"int32", 4, false, false},
+    {"uint32", 4, false, true},  {"int64", 8, false, false},   {"uint64", 8, false, true},
+    {"float16", 2, true, false}, {"bfloat16", 2, true, false}, {"float32", 4, true, false},
     {"float64", 8, true, false},
 };
 const DTypeInfo& info(DType dt) { return kInfo[static_cast<int>(dt)]; }
 
 DType int_of(int bits, bool is_unsigned) {
   switch (bits) {
-    case 8: return is_unsigned ? kUInt8 : kInt8;
-    case 16: return is_unsigned ? kUInt16 : kInt16;
-    case 32: return is_unsigned ? kUInt32 : kInt32;
-    default: return is_unsigned ? kUInt64 : kInt64;
+    case 8:
+      return is_unsigned ? kUInt8 : kInt8;
+    case 16:
+      return is_unsigned ? kUInt16 : kInt16;
+    case 32:
+      return is_unsigned ? kUInt32 : kInt32;
+    default:
+      return is_unsigned ? kUInt64 : kInt64;
   }
 }
 }  // namespace
@@ -59,6 +63,26 @@ DType promote_types(DType a, DType b) {
   std::ostringstream msg;
   msg << "promote_types: no integer dtype holds both " << dtype_name(a) << " and " << dtype_name(b);
   throw Error(msg.str());
+}
+
+const char* error_kind_name(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::Runtime:
+      return "RuntimeError";
+    case ErrorKind::Index:
+      return "IndexError";
+    case ErrorKind::Value:
+      return "ValueError";
+    case ErrorKind::Type:
+      return "TypeError";
+    case ErrorKind::NotImplemented:
+      return "NotImplementedError";
+    case ErrorKind::OutOfMemory:
+      return "MemoryError";
+    case ErrorKind::Interrupted:
+      return "KeyboardInterrupt";
+  }
+  return "RuntimeError";
 }
 
 std::string shape_str(const std::vector<int64_t>& shape) {

@@ -9,8 +9,9 @@ namespace lazygrad {
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op) {
   int64_t n = std::max<int64_t>(ndim, 1);  // a 0-d tensor accepts axis 0 and -1, like PyTorch
   if (axis < -n || axis >= n)
-    throw Error(std::string(op) + ": dimension " + std::to_string(axis) + " out of range for a " +
-                std::to_string(ndim) + "-d tensor (expected in [" + std::to_string(-n) + ", " + std::to_string(n - 1) + "])");
+    throw IndexError(std::string(op) + ": dimension " + std::to_string(axis) + " out of range for a " +
+                     std::to_string(ndim) + "-d tensor (expected in [" + std::to_string(-n) + ", " +
+                     std::to_string(n - 1) + "])");
   return axis < 0 ? axis + n : axis;
 }
 
@@ -37,9 +38,11 @@ Tensor reduce(const Tensor& x, Ops op, const Axes& axes, bool keepdim, const cha
   if (x.dim() == 0) ax.clear();
   if (op == Ops::MAX)
     for (int64_t a : ax)
-      require(x.shape()[a] != 0, std::string(name) + ": reduction over a zero-size dimension " + std::to_string(a) +
-                                      " of shape " + shape_str(x.shape()) + " has no identity");
-  Tensor r = ax.empty() ? x : make_result(make_uop(Ops::REDUCE_AXIS, x.dtype(), {x.uop()}, ReduceArg{op, ax}), {&x});
+      require(x.shape()[a] != 0, std::string(name) + ": reduction over a zero-size dimension " +
+                                     std::to_string(a) + " of shape " + shape_str(x.shape()) +
+                                     " has no identity");
+  Tensor r =
+      ax.empty() ? x : make_result(make_uop(Ops::REDUCE_AXIS, x.dtype(), {x.uop()}, ReduceArg{op, ax}), {&x});
   if (keepdim) return r;
   Shape s;
   for (int64_t i = 0; i < x.dim(); i++)
@@ -69,8 +72,8 @@ Tensor Tensor::min(Axes axes, bool keepdim) const {
   return reduce(bitwise_not(), Ops::MAX, axes, keepdim, "min").bitwise_not();
 }
 Tensor Tensor::mean(Axes axes, bool keepdim) const {
-  require(is_float(dtype()), "mean: could not infer output dtype; input dtype " + std::string(dtype_name(dtype())) +
-                                 " must be floating point");
+  require(is_float(dtype()), "mean: could not infer output dtype; input dtype " +
+                                 std::string(dtype_name(dtype())) + " must be floating point");
   std::vector<int64_t> ax = normalize_axes(axes, dim(), "mean");
   int64_t count = 1;
   for (int64_t a : ax)

@@ -20,8 +20,8 @@
 
 namespace lazygrad {
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw Error(message);
+void require(bool ok, const std::string& message, ErrorKind kind) {
+  if (!ok) throw Error(message, kind);
 }
 
 // Every movement op is a node of its own, even a reshape of a reshape: a leaf's node (often a

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/uop.h"
+#include "lazygrad/error.h"
 #include "lazygrad/tensor.h"
 
 namespace lazygrad {
@@ -121,7 +122,9 @@ int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
 std::vector<int64_t> normalize_axes(const Axes& axes, int64_t ndim, const char* op);
 Tensor scalar_tensor(Scalar v, DType dtype);  // a 0-d constant
 DType scalar_result_type(const Tensor& t, Scalar s);
-void require(bool ok, const std::string& message);  // throws Error(message) when !ok
+// Throws Error(message) of the kind when !ok (ErrorKind::Value for a bad argument value, Index for
+// a dimension out of range: the class PyTorch raises for the same mistake).
+void require(bool ok, const std::string& message, ErrorKind kind = ErrorKind::Runtime);
 // A 16-bit float. The IR rounds every op on one to its dtype, as PyTorch rounds each op; an op the
 // frontend composes of several (sigmoid, erf, pow, a matrix product) computes in float32 and
 // rounds its result once, as PyTorch computes such an op in float32 ("opmath").
