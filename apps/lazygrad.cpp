@@ -81,14 +81,20 @@ const Command kCommands[] = {
      "See docs/charlm.md.",
      cmd_train},
     {"generate",
-     "--model DIR [--prompt TEXT] [--max-tokens N] [--temperature T] [--top-k K] [--top-p P] "
+     "--model PATH [--prompt TEXT] [--max-tokens N] [--temperature T] [--top-k K] [--top-p P] "
      "[--repetition-penalty R] [--seed S] [--device D]",
-     "generate text with a GPT-2 model from a Hugging Face folder, streamed to stdout",
+     "generate text with GPT-2, LLaMA or Mistral (a Hugging Face folder or a GGUF file), streamed to stdout",
      "options:\n"
-     "  --model DIR               config.json, model.safetensors, vocab.json, merges.txt (GPT-2 only)\n"
-     "  --prompt TEXT             the text to continue; printed first (default empty: <|endoftext|>)\n"
-     "  --max-tokens N            at most N new tokens (default 64); also stops at <|endoftext|> and\n"
-     "                            at the model's n_positions\n"
+     "  --model PATH              a Hugging Face folder: config.json (model_type gpt2, llama or\n"
+     "                            mistral), the weights (model.safetensors; LLaMA also shards with\n"
+     "                            model.safetensors.index.json) and the tokenizer (GPT-2: vocab.json\n"
+     "                            and merges.txt, or tokenizer.json; LLaMA: tokenizer.json); or a\n"
+     "                            llama.cpp .gguf file (LLaMA architecture; F32, F16, BF16, Q8_0,\n"
+     "                            Q4_0, Q4_K weights: docs/gguf.md)\n"
+     "  --prompt TEXT             the text to continue; printed first (default empty: GPT-2 starts\n"
+     "                            from <|endoftext|>, LLaMA from its BOS token)\n"
+     "  --max-tokens N            at most N new tokens (default 64); also stops at the model's end\n"
+     "                            of text token(s) and at its context length\n"
      "  --temperature T           0: greedy; otherwise softmax(logits / T) (default 1)\n"
      "  --top-k K                 sample among the K most likely tokens; 0: all (default 0)\n"
      "  --top-p P                 among the fewest most likely tokens reaching probability P (default 1)\n"
@@ -99,7 +105,8 @@ const Command kCommands[] = {
      "                            CPU)\n"
      "\n"
      "At the end, stderr gets the prompt's tokens/s (its one forward pass) and the generation's\n"
-     "tokens/s (sampling and one-token forward passes with the KV cache). See docs/gpt2.md.",
+     "tokens/s (sampling and one-token forward passes with the KV cache). See docs/gpt2.md,\n"
+     "docs/llama.md and docs/gguf.md.",
      cmd_generate},
 };
 
@@ -153,9 +160,11 @@ int cmd_info(const Args& args) {
   std::cout << "\nsettings:\n"
             << "  debug            " << s.debug << "  (DEBUG)\n"
             << "  threads          " << s.threads << "  (THREADS)\n"
+            << "  noopt            " << (s.noopt ? "true" : "false") << "  (NOOPT)\n"
+            << "  beam             " << s.beam << "  (BEAM; 0: the default optimizations, no search)\n"
             << "  flush_denormals  " << (s.flush_denormals ? "true" : "false") << "  (FTZ)\n"
             << "  cc               " << or_none(s.cc) << "  (CC)\n"
-            << "  cflags           " << or_none(s.cflags) << "\n"
+            << "  cflags           " << or_none(s.cflags) << "  (LAZYGRAD_CFLAGS)\n"
             << "  cache_dir        " << or_none(s.cache_dir) << "  (LAZYGRAD_CACHE)\n"
             << "  default device   " << lazygrad::default_device() << "  (DEVICE)\n";
   return 0;

@@ -151,7 +151,7 @@ def existing_ops():
     add_case(G, "pow_f32_pos_base", "pow", tt, [inp("float32", [3, 4], "pos"), inp("float32", [3, 4], "exp")], grad=True)
     add_case(G, "pow_f64_bcast_view", "pow", tt, [nc_permute("float64", "pos"), inp("float64", [4], "exp")], grad=True)
     # negative bases with integer exponents, zero bases, x ** 0, 1 ** y: values only, since the
-    # gradients at x = 0 and of y at a negative base differ (docs/ops.md)
+    # gradients at x = 0 and of y at a negative base differ (docs/ops_semantics.md)
     add_case(G, "pow_f32_edge", "pow", tt,
              [edge("float32", [-2.0, -2.0, 0.0, 0.0, 0.0, 3.0, -1.5, 1.0, 1.0]),
               edge("float32", [3.0, 2.0, 2.0, 0.5, 0.0, 0.0, 2.0, NAN, 2.5])])

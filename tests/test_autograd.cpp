@@ -60,8 +60,11 @@ TEST(Autograd, MovementOpsRouteGradientsBack) {
   (y.reshape({9}).expand({2, 9}) * Tensor::arange(18).to(kFloat32).reshape({2, 9})).sum().backward();
   // y[i][k] is x[k - 1][2 - i] (k = 1, 2), weighted by (i*3 + k) + (9 + i*3 + k) after the expand.
   expect_near(x.grad().to_vector<float>(), {23, 17, 11, 25, 19, 13});
-  auto r = gradcheck([](const std::vector<Tensor>& in) { return in[0].permute({1, 0}).pad({1, 1}).flip(0).slice(1, 0, 3); },
-                     {x.detach()});
+  auto r = gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return in[0].permute({1, 0}).pad({1, 1}).flip(0).slice(1, 0, 3);
+      },
+      {x.detach()});
   EXPECT_TRUE(r.ok) << r.message;
 }
 
@@ -130,10 +133,10 @@ TEST(Autograd, GradcheckOnComposedOps) {
   };
   check("log_softmax", [](const std::vector<Tensor>& in) { return (in[0] * in[1]).log_softmax(1); });
   check("div and sqrt", [](const std::vector<Tensor>& in) { return (in[0] / in[1].sqrt()).sum(0); });
-  check("max and min", [](const std::vector<Tensor>& in) { return in[0].max(1) - (in[0] * in[1]).min(0).sum(); });
-  check("where and pow", [](const std::vector<Tensor>& in) {
-    return where(in[0] > 0, in[0].pow(in[1]), in[0] * in[1]);
-  });
+  check("max and min",
+        [](const std::vector<Tensor>& in) { return in[0].max(1) - (in[0] * in[1]).min(0).sum(); });
+  check("where and pow",
+        [](const std::vector<Tensor>& in) { return where(in[0] > 0, in[0].pow(in[1]), in[0] * in[1]); });
   check("cat, stack and mean", [](const std::vector<Tensor>& in) {
     return Tensor::cat({in[0], in[1].reshape({1, 4})}, 0).mean(0) + Tensor::stack({in[1], in[1]}, 0).sum(0);
   });
@@ -144,7 +147,8 @@ TEST(Autograd, GradcheckOnLayers) {
   // input element).
   Tensor::manual_seed(2);
   Tensor x = Tensor::randn({2, 2, 5, 5}, kFloat64), w = Tensor::randn({3, 2, 3, 3}, kFloat64);
-  auto conv = gradcheck([](const std::vector<Tensor>& in) { return in[0].conv2d(in[1], std::nullopt, 2, 1); }, {x, w});
+  auto conv = gradcheck([](const std::vector<Tensor>& in) { return in[0].conv2d(in[1], std::nullopt, 2, 1); },
+                        {x, w});
   EXPECT_TRUE(conv.ok) << "conv2d: " << conv.message;
   // conv2d's input gradient is given by a function (a transposed convolution, src/tensor/conv.cpp):
   // it is differentiable in turn. The input gradient as a function of the weight, with a fixed
@@ -166,8 +170,11 @@ TEST(Autograd, GradcheckOnLayers) {
   auto ln = gradcheck([](const std::vector<Tensor>& in) { return in[0].layer_norm({4}, in[1]); }, {a, gamma});
   EXPECT_TRUE(ln.ok) << "layer_norm: " << ln.message;
   Tensor target = Tensor::from_vector(std::vector<int64_t>{1, 0, 3}, {3});
-  auto ce = gradcheck([&](const std::vector<Tensor>& in) { return in[0].cross_entropy(target, std::nullopt, -100, "mean", 0.1); },
-                      {a});
+  auto ce = gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return in[0].cross_entropy(target, std::nullopt, -100, "mean", 0.1);
+      },
+      {a});
   EXPECT_TRUE(ce.ok) << "cross_entropy: " << ce.message;
   auto pool = gradcheck([](const std::vector<Tensor>& in) { return in[0].avg_pool2d(2, 1); }, {x});
   EXPECT_TRUE(pool.ok) << "avg_pool2d: " << pool.message;
@@ -254,6 +261,32 @@ TEST(Autograd, InPlaceUpdateOfALeafBetweenForwardAndBackward) {
   }
   u.backward();
   expect_near(w.grad().to_vector<float>(), {4, 5, 6}, 0);
+}
+
+// The other order: a leaf updated under NoGrad, then read, and the forward realized before
+// backward() (which realizes the update too). The update was the leaf's; the gradient is the
+// leaf's, and realizing the gradient does not run the update again (issue 16: w.grad was left
+// undefined, or a false "modified in place" refusal, as `with no_grad: w.copy_(v)` then training).
+TEST(Autograd, ALeafUpdatedUnderNoGradThenReadKeepsItsGradient) {
+  Tensor w = leaf({1, 2, 3}, {3});
+  {
+    NoGrad guard;
+    w.assign(w * 10);
+  }
+  Tensor y = (w * w).sum();
+  EXPECT_EQ(y.item<float>(), 100 + 400 + 900);
+  y.backward();
+  ASSERT_TRUE(w.grad().defined());
+  expect_near(w.grad().to_vector<float>(), {20, 40, 60}, 0);
+  expect_near(w.to_vector<float>(), {10, 20, 30}, 0);  // updated once, not again by the gradient
+  // Unrealized all along: the same gradient.
+  Tensor v = leaf({1, 2, 3}, {3});
+  {
+    NoGrad guard;
+    v.assign(Tensor::from_vector(std::vector<float>{4, 5, 6}, {3}));
+  }
+  (v * v).sum().backward();
+  expect_near(v.grad().to_vector<float>(), {8, 10, 12}, 0);
 }
 
 TEST(Autograd, AnIntegerResultEndsTheGradientGraphAsInPyTorch) {

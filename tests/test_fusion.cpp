@@ -101,7 +101,7 @@ TEST(Fusion, SoftmaxOverManyRowsIsOneKernel) {
       EXPECT_NEAR(mv[r * 40 + c], xv[r * 40 + c] - mean, 1e-5);
     }
   }
-  // The loss and the normalization the docs count (docs/ops.md): one kernel each from 64 rows on.
+  // The loss and the normalization the docs count (docs/ops_semantics.md): one kernel each from 64 rows on.
   Tensor labels = Tensor::from_vector(std::vector<int64_t>(128, 3), {128});
   EXPECT_EQ(kernels_to_realize(x.cross_entropy(labels)), 1);
   EXPECT_EQ(kernels_to_realize(x.layer_norm({40})), 1);

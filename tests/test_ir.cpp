@@ -1,6 +1,8 @@
 // The IR: hash-consing, symbolic simplification of index math, and view merging.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "ir/uop.h"
 #include "shape/view.h"
 
@@ -18,6 +20,12 @@ TEST(IR, HashConsingMakesEqualNodesOne) {
   EXPECT_EQ(x, y);
   EXPECT_NE(make_uop(Ops::CONST, kFloat32, {}, 0.0), make_uop(Ops::CONST, kFloat32, {}, -0.0));
   EXPECT_NE(make_uop(Ops::CONST, kFloat64, {}, 1.5), a);  // dtype is part of identity
+}
+
+TEST(IR, DTypesPrintTheirPyTorchNames) {
+  std::ostringstream os;
+  os << kFloat32 << " " << kBFloat16 << " " << kInt64 << " " << kBool << " " << kUInt16;
+  EXPECT_EQ(os.str(), "float32 bfloat16 int64 bool uint16");
 }
 
 TEST(IR, DeadNodesLeaveTheTable) {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <string_view>
 #include <type_traits>
 
@@ -47,6 +48,8 @@ inline constexpr DType kAllDTypes[] = {kBool,  kUInt8,  kInt8,    kInt16,   kUIn
 
 size_t itemsize(DType dt);
 std::string_view dtype_name(DType dt);  // PyTorch's spelling: "float32", "int64", "bool", ...
+// Writes dtype_name(dt): `std::cout << t.dtype()` prints "float32".
+std::ostream& operator<<(std::ostream& os, DType dt);
 bool is_float(DType dt);
 bool is_int(DType dt);  // integer, not bool
 bool is_unsigned(DType dt);

@@ -374,6 +374,34 @@ class GroupNorm : public Module {
   Tensor weight, bias;
 };
 
+// [N, C, *] (or [C, *] for a PyTorch-shaped InstanceNormNd, whose spatial_dims is N): each channel
+// of each sample normalized over its positions (group norm with a group per channel; biased
+// variance). affine: weight ones and bias zeros, [C]. tinygrad's InstanceNorm(num_features, eps,
+// affine=True) has spatial_dims 0 (any); PyTorch's InstanceNorm1d/2d/3d default to affine=false.
+// PyTorch's track_running_stats (off by default) is not supported: an Error names it.
+class InstanceNorm : public Module {
+ public:
+  explicit InstanceNorm(int64_t num_features, double eps = 1e-5, bool affine = true,
+                        int64_t spatial_dims = 0);
+  Tensor forward(const Tensor& input) override;
+  void reset_parameters();
+  std::string extra_repr() const override;
+
+  int64_t num_features;
+  double eps;
+  bool affine;
+  int64_t spatial_dims;  // 1, 2 or 3 for InstanceNorm1d/2d/3d (which also take unbatched input); 0: any
+  Tensor weight, bias;
+};
+
+// tinygrad's LayerNorm2d: LayerNorm over the channels of [N, C, H, W] (each position's C values), as
+// ConvNeXt uses it; normalized_shape is C.
+class LayerNorm2d : public LayerNorm {
+ public:
+  using LayerNorm::LayerNorm;
+  Tensor forward(const Tensor& input) override;
+};
+
 // x / sqrt(mean(x^2) + eps) * weight (torch 2.4's RMSNorm); eps std::nullopt is the dtype's epsilon.
 class RMSNorm : public Module {
  public:

@@ -8,6 +8,7 @@ from lazygrad._C import (GlobalCounters, LazygradError, LazygradIndexError, Lazy
 from lazygrad import _C
 from lazygrad.dtype import DType, dtypes
 from lazygrad.tensor import no_grad
+from lazygrad import tensor_tinygrad  # noqa: F401,E402  (tinygrad's methods composed in Python)
 from lazygrad import nn  # noqa: E402  (after Tensor is complete: nn's layers use it)
 from lazygrad.engine.jit import TinyJit  # noqa: E402
 

@@ -255,6 +255,35 @@ void bind_modules(py::module_& nn) {
                              py::arg("num_channels"), py::arg("eps") = 1e-5, py::arg("affine") = true);
   tensor_attr(group_norm, "weight", &nn::GroupNorm::weight);
   tensor_attr(group_norm, "bias", &nn::GroupNorm::bias);
+  // tinygrad's InstanceNorm(num_features, eps, affine=True); PyTorch's InstanceNorm1d/2d/3d (affine
+  // off by default, and track_running_stats, which lazygrad does not have, off) make the same module
+  // checking its input's rank.
+  auto instance_norm = ModuleClass<nn::InstanceNorm>(nn, "InstanceNorm")
+                           .def(py::init<int64_t, double, bool>(), py::arg("num_features"),
+                                py::arg("eps") = 1e-5, py::arg("affine") = true);
+  tensor_attr(instance_norm, "weight", &nn::InstanceNorm::weight);
+  tensor_attr(instance_norm, "bias", &nn::InstanceNorm::bias);
+  for (int64_t dims : {1, 2, 3}) {
+    const std::string name = "InstanceNorm" + std::to_string(dims) + "d";
+    nn.def(
+        name.c_str(),
+        [dims, name](int64_t num_features, double eps, double /*momentum*/, bool affine,
+                     bool track_running_stats) {
+          if (track_running_stats)
+            throw NotImplementedError(name +
+                                      ": track_running_stats=True is not supported (running statistics "
+                                      "of instance norm); use BatchNorm for running statistics");
+          return std::make_shared<nn::InstanceNorm>(num_features, eps, affine, dims);
+        },
+        py::arg("num_features"), py::arg("eps") = 1e-5, py::arg("momentum") = 0.1, py::arg("affine") = false,
+        py::arg("track_running_stats") = false);
+  }
+  // tinygrad's LayerNorm2d: LayerNorm over the channels of [N, C, H, W].
+  py::class_<nn::LayerNorm2d, nn::LayerNorm, std::shared_ptr<nn::LayerNorm2d>>(nn, "LayerNorm2d")
+      .def(py::init([](const py::object& shape, double eps, bool affine) {
+             return std::make_shared<nn::LayerNorm2d>(int_list(shape), eps, affine);
+           }),
+           py::arg("normalized_shape"), py::arg("eps") = 1e-5, py::arg("elementwise_affine") = true);
   // tinygrad's RMSNorm(dim, eps=1e-6).
   auto rms_norm = ModuleClass<nn::RMSNorm>(nn, "RMSNorm")
                       .def(py::init([](const py::object& shape, double eps, bool affine) {

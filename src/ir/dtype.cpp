@@ -85,6 +85,8 @@ const char* error_kind_name(ErrorKind kind) {
   return "RuntimeError";
 }
 
+std::ostream& operator<<(std::ostream& os, DType dt) { return os << dtype_name(dt); }
+
 std::string shape_str(const std::vector<int64_t>& shape) {
   std::ostringstream os;
   os << "{";

@@ -1,5 +1,5 @@
-// Normalization layers: BatchNorm1d/2d/3d, LayerNorm, GroupNorm, RMSNorm. The arithmetic is
-// Tensor::batch_norm / layer_norm / group_norm / rms_norm; these hold the affine parameters and
+// Normalization layers: BatchNorm1d/2d/3d, LayerNorm (and LayerNorm2d), GroupNorm, InstanceNorm, RMSNorm. The
+// arithmetic is Tensor::batch_norm / layer_norm / group_norm / rms_norm; these hold the affine parameters and
 // BatchNorm's running statistics.
 #include <algorithm>
 #include <string>
@@ -150,6 +150,55 @@ Tensor GroupNorm::forward(const Tensor& input) {
 std::string GroupNorm::extra_repr() const {
   return std::to_string(num_groups) + ", " + std::to_string(num_channels) + ", eps=" + py_float(eps) +
          ", affine=" + py_bool(affine);
+}
+
+// ---- InstanceNorm ----
+
+InstanceNorm::InstanceNorm(int64_t num_features, double eps, bool affine, int64_t spatial_dims)
+    : num_features(num_features), eps(eps), affine(affine), spatial_dims(spatial_dims) {
+  require(num_features > 0,
+          "InstanceNorm: num_features must be positive, got " + std::to_string(num_features),
+          ErrorKind::Value);
+  if (affine) {  // reset_parameters()'s values, written on the host (nn/host_fill.h says why)
+    weight = register_parameter("weight", host_full({num_features}, 1.0));
+    bias = register_parameter("bias", host_full({num_features}, 0.0));
+  }
+}
+
+void InstanceNorm::reset_parameters() {
+  if (!affine) return;
+  init::ones_(weight);
+  init::zeros_(bias);
+}
+
+Tensor InstanceNorm::forward(const Tensor& input) {
+  const std::string name =
+      spatial_dims ? "InstanceNorm" + std::to_string(spatial_dims) + "d" : "InstanceNorm";
+  // InstanceNormNd takes [N, C, *] with N spatial dimensions, or the same without the batch.
+  const bool unbatched = spatial_dims && input.dim() == spatial_dims + 1;
+  require(unbatched || (spatial_dims ? input.dim() == spatial_dims + 2 : input.dim() >= 2),
+          name + ": expected an input of " +
+              (spatial_dims
+                   ? std::to_string(spatial_dims + 1) + "-d or " + std::to_string(spatial_dims + 2) + "-d"
+                   : std::string("at least 2-d")) +
+              " [N, C, *], got " + shape_str(input.shape()));
+  const Tensor x = unbatched ? input.unsqueeze(0) : input;
+  require(x.size(1) == num_features, name + ": expected " + std::to_string(num_features) +
+                                         " channels (num_features), got input " + shape_str(input.shape()));
+  Tensor y = x.group_norm(num_features, optional(weight), optional(bias), eps);
+  return unbatched ? y.squeeze(0) : y;
+}
+
+std::string InstanceNorm::extra_repr() const {
+  return std::to_string(num_features) + ", eps=" + py_float(eps) + ", affine=" + py_bool(affine);
+}
+
+// ---- LayerNorm2d ----
+
+Tensor LayerNorm2d::forward(const Tensor& input) {
+  require(input.dim() == 4,
+          "LayerNorm2d: expected an input of shape [N, C, H, W], got " + shape_str(input.shape()));
+  return LayerNorm::forward(input.permute({0, 2, 3, 1})).permute({0, 3, 1, 2});
 }
 
 // ---- RMSNorm ----

@@ -1,4 +1,5 @@
-// The nn modules' argument checks: a failed one throws lazygrad::Error with the given message.
+// The nn modules' argument checks: a failed one throws lazygrad::Error with the given message, of
+// the kind PyTorch's Python class for the mistake (ErrorKind::Value for a bad argument value).
 #pragma once
 
 #include <string>
@@ -7,8 +8,8 @@
 
 namespace lazygrad::nn {
 
-inline void require(bool ok, const std::string& message) {
-  if (!ok) throw Error(message);
+inline void require(bool ok, const std::string& message, ErrorKind kind = ErrorKind::Runtime) {
+  if (!ok) throw Error(message, kind);
 }
 
 }  // namespace lazygrad::nn

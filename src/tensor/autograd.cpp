@@ -272,6 +272,12 @@ void refuse_stale_reads(const std::vector<UOpPtr>& grads, const std::unordered_s
 std::vector<UOpPtr> backprop(const UOpPtr& root, const UOpPtr& upstream, const std::vector<UOpPtr>& targets) {
   std::unordered_set<const UOp*> target_set;
   for (const auto& t : targets) target_set.insert(t.get());
+  // A leaf overwritten under no_grad (`with no_grad: w.assign(v)`, an optimizer step) is still the
+  // leaf: a graph that read the pending ASSIGN reads w. Once that ASSIGN is realized, w's node is its
+  // buffer again, so the ASSIGN is matched to the target by the buffer it writes.
+  std::unordered_map<const Buffer*, UOpPtr> target_buffers;
+  for (const auto& t : targets)
+    if (t->op == Ops::BUFFER) target_buffers[t->as<std::shared_ptr<Buffer>>().get()] = t;
   std::unordered_map<const UOp*, UOpPtr> grads;
   // Which nodes lie on a path to a target, and a topological order of them. A realized node's
   // source, for the gradient, is the graph it was computed from.
@@ -289,6 +295,14 @@ std::vector<UOpPtr> backprop(const UOpPtr& root, const UOpPtr& upstream, const s
   };
   auto open = [&](const UOpPtr& u) {
     Frame f{u, {}, 0, target_set.count(u.get()) > 0};
+    if (!f.r && u->op == Ops::ASSIGN && u->src.size() == 2 && u->src[0]->op == Ops::BUFFER) {
+      auto t = target_buffers.find(u->src[0]->as<std::shared_ptr<Buffer>>().get());
+      if (t != target_buffers.end()) {
+        computed_from[u.get()] = t->second;
+        f.next = {t->second};
+        return f;
+      }
+    }
     if (UOpPtr from = f.r ? nullptr : realized_graphs().find(u.get(), &stale)) {
       computed_from[u.get()] = from;
       f.next = {from};
@@ -373,6 +387,10 @@ std::vector<UOpPtr> kept_graphs() { return realized_graphs().roots(); }
 
 BufferVersions versions_read(const UOpPtr& graph) {
   BufferVersions out;
+  // An ASSIGN inside the graph writes its buffer when the graph runs: that write is the graph's
+  // own (a leaf updated under no_grad and then read), so the version the graph leaves is the one to
+  // compare with later, one step per ASSIGN.
+  std::unordered_map<const Buffer*, int64_t> own_writes;
   std::unordered_set<const UOp*> seen;
   std::vector<const UOp*> stack{graph.get()};
   while (!stack.empty()) {
@@ -383,8 +401,12 @@ BufferVersions versions_read(const UOpPtr& graph) {
       const auto& b = u->as<std::shared_ptr<Buffer>>();
       out.emplace_back(b, b->version.load());
     }
+    if (u->op == Ops::ASSIGN && u->src.size() == 2 && u->src[0]->op == Ops::BUFFER)
+      own_writes[u->src[0]->as<std::shared_ptr<Buffer>>().get()]++;
     for (const auto& s : u->src) stack.push_back(s.get());
   }
+  for (auto& [w, version] : out)
+    if (auto b = w.lock(); b && own_writes.count(b.get())) version += own_writes[b.get()];
   return out;
 }
 

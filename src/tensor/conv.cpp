@@ -544,7 +544,7 @@ std::vector<std::pair<int64_t, int64_t>> scale_ratios(int64_t in, int64_t out,
 // mode "nearest": PyTorch's nearest_idx, the index its 2-D kernels and every backward use: the
 // identity when out == in, dst / 2 when out == 2 * in, else floor(dst * scale) in float (also for
 // float64). (Its 1-D CPU forward computes the index in the input's dtype and has no identity case,
-// so it can disagree with its own backward; see docs/ops.md.)
+// so it can disagree with its own backward; see docs/ops_semantics.md.)
 Tensor nearest_axis(const Tensor& x, int64_t axis, int64_t out, std::optional<double> scale_factor) {
   int64_t in = x.shape()[axis];
   if (out == in) return x;

@@ -10,7 +10,8 @@ from lazygrad._C import Tensor
 from lazygrad._C import nn as _C_nn
 from lazygrad._C.nn import (AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, Conv1d,
                             Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Dropout, Embedding, Flatten, GELU,
-                            GroupNorm, Identity, LayerNorm, LeakyReLU, Linear, LogSoftmax, MaxPool2d, ModuleList,
+                            GroupNorm, Identity, InstanceNorm, InstanceNorm1d, InstanceNorm2d,
+                            InstanceNorm3d, LayerNorm, LayerNorm2d, LeakyReLU, Linear, LogSoftmax, MaxPool2d, ModuleList,
                             ReLU, RMSNorm, Sequential, Sigmoid, SiLU, Softmax, Tanh)
 
 BatchNorm = BatchNorm2d  # tinygrad's name
@@ -53,7 +54,7 @@ from lazygrad.nn import datasets, optim, state  # noqa: E402  (optim and state i
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Conv1d", "Conv2d",
-    "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "Dropout", "Embedding", "Flatten", "GELU", "GroupNorm",
+    "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "Dropout", "Embedding", "Flatten", "GELU", "GroupNorm", "InstanceNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm2d",
     "Identity", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MaxPool2d", "Module", "ModuleList", "ReLU",
     "RMSNorm", "Sequential", "Sigmoid", "SiLU", "Softmax", "Tanh", "optim", "state",
 ]
