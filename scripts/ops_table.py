@@ -10,7 +10,9 @@ each have and the differences. It reads the names rather than trusting a hand-ke
   `lazygrad.nn.functional`, `lazygrad.nn`, ...), imported from the build tree, and the C++
   declarations in include/lazygrad/tensor.h.
 - The differences: docs/api/notes.tsv (`name<TAB>text`). A name lazygrad lacks must have a note
-  `missing: <reason>` there; any other missing name fails --check.
+  `missing: <reason>` there; any other missing name fails --check. So must a tinygrad argument
+  name lazygrad's method does not take (read from the bound signature): the note then says why,
+  with `keywords:` in it.
 
     PYTHONPATH=build/python /usr/bin/python3 scripts/ops_table.py           # writes docs/ops.md
     PYTHONPATH=build/python /usr/bin/python3 scripts/ops_table.py --check   # CTest: ops_table
@@ -95,6 +97,66 @@ def cpp_names():
     return set(re.findall(r"\b([a-z_][a-z0-9_]*)\s*\(", text))
 
 
+def signature_params(sig):
+    """[(name, has_default, starred)] of a signature string "(self, axis=None, *lst, **kw)"."""
+    sig = sig.strip()
+    if not sig.startswith("("):
+        return None
+    inner, parts, depth, cur = sig[1:sig.rfind(")")], [], 0, ""
+    for ch in inner:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    out = []
+    for part in (p.strip() for p in parts):
+        if part and part not in ("self", "*", "/"):
+            out.append((part.split("=")[0].strip().lstrip("*"), "=" in part, part.startswith("*")))
+    return out
+
+
+def bound_params(fn):
+    """The keyword names a lazygrad callable takes, and whether it takes *args / **kwargs: from
+    inspect for Python functions, from the docstring pybind11 writes for bound ones."""
+    try:
+        sig = inspect.signature(fn)
+        kinds = [p.kind for p in sig.parameters.values()]
+        names = {p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        return names, inspect.Parameter.VAR_POSITIONAL in kinds, inspect.Parameter.VAR_KEYWORD in kinds
+    except (ValueError, TypeError):
+        pass
+    names, varargs, varkw = set(), False, False
+    for line in (getattr(fn, "__doc__", "") or "").splitlines():
+        m = re.match(r"\s*(?:\d+\. )?\w+\((.*)\)\s*->", line)
+        if not m:
+            continue
+        for part in re.split(r",\s*(?![^\[]*\])", m.group(1)):
+            part = part.strip()
+            varargs |= part.startswith("*args")
+            varkw |= part.startswith("**")
+            if not part.startswith("*"):
+                names.add(part.split(":")[0].strip())
+    return names - {"self"}, varargs, varkw
+
+
+def missing_keywords(name, tinygrad_sig):
+    """tinygrad's argument names that lazygrad's Tensor.<name> does not take."""
+    import lazygrad
+    params = signature_params(tinygrad_sig or "")
+    if not params or name.startswith("__") or not hasattr(lazygrad.Tensor, name):  # operators: positional
+        return []
+    names, varargs, varkw = bound_params(getattr(lazygrad.Tensor, name))
+    if varkw:
+        return []
+    # A required positional tinygrad passes by position is matched by *args too.
+    return [p for p, has_default, star in params
+            if not star and not p.startswith("_") and p not in names and (has_default or not varargs)]
+
+
 def torch_spelling(name):
     import torch
     import torch.nn.functional as F
@@ -164,6 +226,11 @@ def render():
         pcol = torch_spelling(name)
         py, c = lazygrad_spelling(name, cpp)
         n = note.get(name, "")
+        lacks = missing_keywords(name, tsig) if py else []
+        if lacks:
+            if "keywords:" not in n:
+                missing.append(f"{name}({', '.join(lacks)}=)")
+            n = (n + " " if n else "") + "Lacks tinygrad's " + ", ".join(f"`{k}=`" for k in lacks) + "."
         if not py and not c:
             if not n.startswith("missing:"):
                 missing.append(name)
