@@ -392,9 +392,9 @@ class Tensor {
                     bool count_include_pad = true,
                     std::optional<int64_t> divisor_override = std::nullopt) const;
   Tensor adaptive_avg_pool2d(IntList output_size) const;  // [N, C, H, W] or [C, H, W]
-  // F.interpolate of [N, C, W], [N, C, H, W] or [N, C, D, H, W]: give size or scale_factor (the
-  // other empty), mode "nearest", "nearest-exact", "linear" (3-D), "bilinear" (4-D) or "trilinear"
-  // (5-D); align_corners only for the linear modes. Other PyTorch modes are a NotImplemented Error.
+  // F.interpolate of [N, C, W], [N, C, H, W] or [N, C, D, H, W]: size or scale_factor (the other
+  // empty); mode "nearest", "nearest-exact", "area", "linear" (3-D), "bilinear" or "bicubic" (4-D),
+  // "trilinear" (5-D); align_corners only for the (bi/tri)linear and bicubic modes.
   Tensor interpolate(IntList size = {}, std::vector<double> scale_factor = {},
                      const std::string& mode = "nearest",
                      std::optional<bool> align_corners = std::nullopt) const;

@@ -715,6 +715,42 @@ Tensor linear_axis(const Tensor& x, int64_t axis, int64_t out, std::optional<dou
   return lo * weight0 + hi * weight1;
 }
 
+// mode "bicubic" along one axis: PyTorch's cubic convolution (A = -0.75) over the four neighbours
+// x[i0 - 1 .. i0 + 2], each read clamped to the border, with its source index (never clamped at 0,
+// unlike linear's) and weights computed in T. Separable: the 2-D result is this along H of this
+// along W, which is PyTorch's 4 x 4 sum of products regrouped.
+template <class T>
+Tensor cubic_axis(const Tensor& x, int64_t axis, int64_t out, std::optional<double> scale_factor,
+                  bool align_corners) {
+  int64_t in = x.shape()[axis];
+  T scale = align_corners ? (out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0))
+                          : source_scale<T>(in, out, scale_factor);
+  const T A = T(-0.75);
+  auto near = [A](T d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };       // |d| <= 1
+  auto far = [A](T d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };  // 1 < |d| < 2
+  std::vector<std::vector<int64_t>> maps(4, std::vector<int64_t>(out));
+  std::vector<std::vector<T>> weights(4, std::vector<T>(out));
+  for (int64_t d = 0; d < out; d++) {
+    T src = align_corners ? scale * static_cast<T>(d) : scale * (static_cast<T>(d) + T(0.5)) - T(0.5);
+    T lower = std::floor(src), t = src - lower;
+    int64_t i0 = static_cast<int64_t>(lower);
+    T w[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
+    for (int k = 0; k < 4; k++) {
+      maps[k][d] = std::clamp<int64_t>(i0 - 1 + k, 0, in - 1);
+      weights[k][d] = w[k];
+    }
+  }
+  Shape ws(x.dim(), 1);
+  ws[axis] = out;
+  Tensor r;
+  for (int k = 0; k < 4; k++) {
+    Tensor term =
+        gather_axis(x, axis, maps[k], {}) * Tensor::from_vector(weights[k], ws, x.device()).to(x.dtype());
+    r = r.defined() ? r + term : term;
+  }
+  return r;
+}
+
 }  // namespace
 
 Tensor Tensor::conv1d(const Tensor& weight, const std::optional<Tensor>& bias, IntList stride,
@@ -823,15 +859,17 @@ Tensor Tensor::interpolate(IntList size, std::vector<double> scale_factor, const
               "(input " +
               shape_str(shape()) + ")",
           ErrorKind::NotImplemented);
-  require(mode != "bicubic",
-          "interpolate: mode 'bicubic' is not implemented in lazygrad (input " + shape_str(shape()) + ")",
-          ErrorKind::NotImplemented);
   require(dim() >= 3 && dim() <= 5,
           "interpolate: expected a 3-D [N, C, W], 4-D [N, C, H, W] or 5-D [N, C, D, H, W] input, got shape " +
               shape_str(shape()),
           ErrorKind::NotImplemented);
   size_t nd = static_cast<size_t>(dim()) - 2;
-  bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
+  bool cubic = mode == "bicubic";  // a linear mode for align_corners and dtypes
+  bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear" || cubic;
+  require(!cubic || nd == 2,
+          "interpolate: got " + std::to_string(dim()) + "-D input " + shape_str(shape()) +
+              ", but bicubic mode needs 4-D input",
+          ErrorKind::NotImplemented);
   const char* linear_needs[] = {"linear", "bilinear", "trilinear"};
   for (size_t k = 0; k < 3; k++)
     require(mode != linear_needs[k] || nd == k + 1,
@@ -877,6 +915,10 @@ Tensor Tensor::interpolate(IntList size, std::vector<double> scale_factor, const
       r = nearest_exact_axis(r, axis, out[j], scales[j]);
     else if (mode == "area")  // PyTorch's area is adaptive average pooling to the output size
       r = adaptive_average_axis(r, axis, out[j]);
+    else if (cubic && dtype() == kFloat64)
+      r = cubic_axis<double>(r, axis, out[j], scales[j], align_corners.value_or(false));
+    else if (cubic)
+      r = cubic_axis<float>(r, axis, out[j], scales[j], align_corners.value_or(false));
     else if (dtype() == kFloat64)
       r = linear_axis<double>(r, axis, out[j], scales[j], align_corners.value_or(false));
     else
