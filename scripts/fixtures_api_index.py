@@ -2,7 +2,7 @@
 """Writes tests/fixtures/api_index.txt: forward values and gradients of the indexing, pooling,
 interpolation and padding ops of issue 16 (masked_select, nonzero, scatter with reduce,
 scatter_reduce, max_pool with indices, max_unpool, the 3-D pools, interpolate's 5-D and
-nearest-exact/area modes, pad's reflect/replicate/circular modes) against PyTorch, for
+nearest-exact/area/bicubic modes, pad's reflect/replicate/circular modes) against PyTorch, for
 tests/test_api_index.cpp. The format and helpers are those of scripts/fixtures_lib.py.
 
     /usr/bin/python3 scripts/fixtures_api_index.py [OUTDIR]      # OUTDIR defaults to tests/fixtures
@@ -229,8 +229,15 @@ def interpolation():
         ("nearest_exact_5d", {"size": [3, 4, 2], "mode": "nearest-exact"}, inp("float64", [1, 1, 4, 3, 5])),
         ("area_4d", {"size": [2, 3], "mode": "area"}, inp("float32", [1, 2, 5, 7])),
         ("area_5d", {"size": [1, 2, 3], "mode": "area"}, inp("float32", [1, 1, 3, 4, 6])),
+        ("bicubic_up", {"size": [7, 9], "mode": "bicubic", "align_corners": False}, inp("float32", [1, 2, 3, 4])),
+        ("bicubic_down_align_corners", {"size": [3, 2], "mode": "bicubic", "align_corners": True},
+         inp("float32", [2, 1, 6, 5])),
+        ("bicubic_scale_f64", {"scale": [1.5, 0.75], "mode": "bicubic", "align_corners": False},
+         inp("float64", [1, 1, 4, 8])),
     ]:
-        add_case(G, f"interpolate_{name}", "interpolate", args, [x], grad=True)
+        # bicubic sums the 4 x 4 taps in another order than PyTorch (one axis, then the other)
+        tol = (1e-5, 1e-5) if args["mode"] == "bicubic" else None
+        add_case(G, f"interpolate_{name}", "interpolate", args, [x], grad=True, tol=tol)
     # PyTorch's CPU has no integer kernel: the reference runs in float64 (exact for these values)
     add_case(G, "interpolate_nearest_exact_i64", "interpolate", {"size": [5], "mode": "nearest-exact"},
              [inp("int64", [1, 2, 3])], fn=lambda a, i: t_interpolate(a, [i[0].double()]).long())

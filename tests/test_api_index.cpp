@@ -175,6 +175,11 @@ TEST(ApiIndexGradcheck, InterpolateAndPad) {
         return in[0].interpolate({2, 3}, {}, "area");
       },
       {f64({1, 1, 5, 4}, 16)});
+  expect_gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return in[0].interpolate({5, 2}, {}, "bicubic");
+      },
+      {f64({1, 1, 3, 4}, 18)});
   for (const char* mode : {"reflect", "replicate", "circular"}) {
     SCOPED_TRACE(mode);
     expect_gradcheck(
@@ -293,7 +298,7 @@ TEST(ApiIndexErrors, Interpolate) {
       [&] {
         x.interpolate({4, 4, 4}, {}, "bicubic");
       },
-      ErrorKind::NotImplemented, {"interpolate", "bicubic"});
+      ErrorKind::NotImplemented, {"interpolate", "bicubic", "4-D"});  // PyTorch's bicubic is 4-D only
   expect_kind(
       [&] {
         x.interpolate({4, 4, 4}, {}, "cubic");

@@ -86,6 +86,8 @@ def test_pools_3d():
     ("nearest-exact", (1, 2, 5, 3), {}),
     ("nearest-exact", (1, 1, 3, 2, 5), {}),
     ("area", (1, 2, 7, 5), {}),
+    ("bicubic", (1, 2, 4, 5), {"align_corners": False}),
+    ("bicubic", (2, 1, 5, 3), {"align_corners": True}),
 ])
 def test_interpolate_modes(mode, shape, kw):
     x = data(shape)
@@ -126,7 +128,7 @@ def test_exception_classes():
     with pytest.raises(NotImplementedError, match="pad"):
         x.pad((1, 1), mode="mirror")
     with pytest.raises(LazygradNotImplementedError, match="bicubic"):
-        Tensor(data((1, 1, 3, 3))).interpolate(size=(4, 4), mode="bicubic")
+        Tensor(data((1, 1, 3, 3, 3))).interpolate(size=(4, 4, 4), mode="bicubic")  # PyTorch: 4-D only
     with pytest.raises(NotImplementedError, match="trilinear"):
         Tensor(data((1, 1, 3, 3))).interpolate(size=(4, 4), mode="trilinear")
     v, idx = Tensor(data((1, 1, 4, 4))).max_pool2d(2, return_indices=True)
