@@ -178,6 +178,16 @@ def pools():
         add_case(G, f"{name}_values", "max_pool_indices", dict(args, part="values"), [x], grad=grad_values)
         add_case(G, f"{name}_indices", "max_pool_indices", dict(args, part="indices"), [x])
 
+    # empty batches, and the half types (PyTorch's reference runs them in float32)
+    add_case(G, "mp2d_empty_batch_indices", "max_pool_indices", dict(pool(2, 2, 2), part="indices"),
+             [inp("float32", [0, 2, 4, 4])])
+    add_case(G, "mp2d_f16_values", "max_pool_indices", dict(pool(2, 3, 2, 1), part="values"),
+             [distinct("float16", [1, 2, 5, 5])], half_in_float32=True)
+    add_case(G, "mp2d_bf16_indices", "max_pool_indices", dict(pool(2, 2, 2), part="indices"),
+             [distinct("bfloat16", [1, 1, 4, 6])], half_in_float32=True)
+    add_case(G, "mu2d_empty_batch", "max_unpool", {"nd": 2, "kernel": [2, 2], "stride": [2, 2], "padding": [0, 0]},
+             [inp("float32", [0, 2, 2, 2]), In("int64", [0, 2, 2, 2], [])])
+
     # max_unpool: its inputs are a max_pool's values and indices, computed here
     # Overlapping windows can pick one element twice: PyTorch's gradient goes to every copy,
     # lazygrad's to the last (its scatter's), so that case checks the forward only.
@@ -238,6 +248,12 @@ def interpolation():
         # bicubic sums the 4 x 4 taps in another order than PyTorch (one axis, then the other)
         tol = (1e-5, 1e-5) if args["mode"] == "bicubic" else None
         add_case(G, f"interpolate_{name}", "interpolate", args, [x], grad=True, tol=tol)
+    add_case(G, "interpolate_trilinear_empty_batch", "interpolate",
+             {"size": [3, 3, 3], "mode": "trilinear", "align_corners": False}, [inp("float32", [0, 1, 2, 2, 2])])
+    add_case(G, "interpolate_trilinear_f16", "interpolate", {"size": [3, 4, 3], "mode": "trilinear", "align_corners": False},
+             [inp("float16", [1, 1, 2, 3, 2])])
+    add_case(G, "interpolate_nearest_exact_bf16", "interpolate", {"size": [5, 3], "mode": "nearest-exact"},
+             [inp("bfloat16", [1, 2, 3, 4])])
     # PyTorch's CPU has no integer kernel: the reference runs in float64 (exact for these values)
     add_case(G, "interpolate_nearest_exact_i64", "interpolate", {"size": [5], "mode": "nearest-exact"},
              [inp("int64", [1, 2, 3])], fn=lambda a, i: t_interpolate(a, [i[0].double()]).long())
@@ -258,6 +274,11 @@ def padding():
         add_case(G, f"pad_{mode}_1d_input", "pad", {"padding": [3, 2], "mode": mode}, [inp("float32", [4])], grad=True)
     add_case(G, "pad_circular_negative_crops", "pad", {"padding": [-1, 2], "mode": "circular"},
              [inp("float32", [1, 2, 5])], grad=True)
+    add_case(G, "pad_circular_bf16", "pad", {"padding": [2, 2], "mode": "circular"}, [inp("bfloat16", [2, 3])],
+             half_in_float32=True)
+    add_case(G, "avg_pool3d_empty_batch", "avg_pool3d",
+             {"nd": 3, "kernel": [2, 2, 2], "stride": [2, 2, 2], "padding": [0, 0, 0], "ceil_mode": False,
+              "count_include_pad": True}, [inp("float32", [0, 1, 2, 2, 2])])
     add_case(G, "pad_reflect_empty_batch", "pad", {"padding": [1, 1], "mode": "reflect"}, [inp("float32", [0, 2, 3])])
     add_case(G, "pad_replicate_f16", "pad", {"padding": [0, 3, 1, 0], "mode": "replicate"}, [inp("float16", [1, 2, 3])],
              half_in_float32=True)
