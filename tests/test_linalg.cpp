@@ -272,7 +272,7 @@ TEST(LinalgErrors, Interpolate) {
   Tensor x = Tensor::ones({1, 2, 6, 6});
   expect_error([&] { x.interpolate(); }, "interpolate");               // neither size nor scale
   expect_error([&] { x.interpolate({4, 4}, {2.0}); }, "interpolate");  // both
-  expect_error([&] { x.interpolate({4, 4}, {}, "bicubic"); }, "interpolate");
+  expect_error([&] { x.interpolate({4, 4}, {}, "cubic"); }, "interpolate");
   expect_error([&] { x.interpolate({4, 4}, {}, "nearest", false); }, "interpolate");
   expect_error([&] { x.interpolate({4, 4}, {}, "linear"); }, "interpolate");  // linear needs 3-D
   expect_error([&] { Tensor::ones({1, 2, 6}).interpolate(4, {}, "bilinear"); }, "interpolate");

@@ -191,6 +191,14 @@ class Tensor {
   Tensor unsqueeze(int64_t dim) const;
   // torch.nn.functional.pad order: (left, right) pairs starting from the LAST dimension.
   Tensor pad(const std::vector<int64_t>& padding, Scalar value = 0) const;
+  // F.pad with a mode: "constant" (value), "reflect" (mirror without the edge; each pad < the size),
+  // "replicate" (the edge repeated) or "circular" (wrap around; each pad <= the size). Views of
+  // shrinks, flips and cats, so they fuse. Any dimension may be padded in every mode (PyTorch 1.13
+  // limits the non-constant modes to the last 1-3 dimensions of a 2-D to 5-D input; tinygrad does not).
+  Tensor pad(const std::vector<int64_t>& padding, const std::string& mode, Scalar value = 0) const;
+  Tensor pad(const std::vector<int64_t>& padding, const char* mode, Scalar value = 0) const {
+    return pad(padding, std::string(mode), value);
+  }
   // x[start:end:step] along dim; negative start/end count from the end and are clamped like Python's
   // (and aten::slice's).
   Tensor slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step = 1) const;
@@ -353,15 +361,40 @@ class Tensor {
                     bool ceil_mode = false) const;
   Tensor max_pool2d(IntList kernel_size, IntList stride = {}, IntList padding = 0, IntList dilation = 1,
                     bool ceil_mode = false) const;
-  // F.avg_pool1d/2d; stride {} means kernel_size.
+  Tensor max_pool3d(IntList kernel_size, IntList stride = {}, IntList padding = 0, IntList dilation = 1,
+                    bool ceil_mode = false) const;
+  // max_pool with return_indices=True: {values, int64 indices}, each index the flat position of the
+  // maximum within its input plane (spatial dimensions only, as PyTorch's), the first one on ties.
+  struct ValuesIndices;  // {values, indices}; defined below the class
+  ValuesIndices max_pool1d_with_indices(IntList kernel_size, IntList stride = {}, IntList padding = 0,
+                                        IntList dilation = 1, bool ceil_mode = false) const;
+  ValuesIndices max_pool2d_with_indices(IntList kernel_size, IntList stride = {}, IntList padding = 0,
+                                        IntList dilation = 1, bool ceil_mode = false) const;
+  ValuesIndices max_pool3d_with_indices(IntList kernel_size, IntList stride = {}, IntList padding = 0,
+                                        IntList dilation = 1, bool ceil_mode = false) const;
+  // F.max_unpool1d/2d/3d: self (pooled values) written at `indices` (from max_pool*_with_indices)
+  // into zeros of the output size: output_size (the spatial sizes, or all of them) or else
+  // (in - 1) * stride - 2 * padding + kernel_size. A scatter, so it fuses; an index outside the
+  // plane is an Error at realize.
+  Tensor max_unpool1d(const Tensor& indices, IntList kernel_size, IntList stride = {}, IntList padding = 0,
+                      IntList output_size = {}) const;
+  Tensor max_unpool2d(const Tensor& indices, IntList kernel_size, IntList stride = {}, IntList padding = 0,
+                      IntList output_size = {}) const;
+  Tensor max_unpool3d(const Tensor& indices, IntList kernel_size, IntList stride = {}, IntList padding = 0,
+                      IntList output_size = {}) const;
+  // F.avg_pool1d/2d/3d; stride {} means kernel_size.
   Tensor avg_pool1d(IntList kernel_size, IntList stride = {}, IntList padding = 0, bool ceil_mode = false,
                     bool count_include_pad = true) const;
   Tensor avg_pool2d(IntList kernel_size, IntList stride = {}, IntList padding = 0, bool ceil_mode = false,
                     bool count_include_pad = true,
                     std::optional<int64_t> divisor_override = std::nullopt) const;
+  Tensor avg_pool3d(IntList kernel_size, IntList stride = {}, IntList padding = 0, bool ceil_mode = false,
+                    bool count_include_pad = true,
+                    std::optional<int64_t> divisor_override = std::nullopt) const;
   Tensor adaptive_avg_pool2d(IntList output_size) const;  // [N, C, H, W] or [C, H, W]
-  // F.interpolate of [N, C, W] or [N, C, H, W]: give size or scale_factor (the other empty), mode
-  // "nearest", "linear" (3-D) or "bilinear" (4-D); align_corners only for the linear modes.
+  // F.interpolate of [N, C, W], [N, C, H, W] or [N, C, D, H, W]: size or scale_factor (the other
+  // empty); mode "nearest", "nearest-exact", "area", "linear" (3-D), "bilinear" or "bicubic" (4-D),
+  // "trilinear" (5-D); align_corners only for the (bi/tri)linear and bicubic modes.
   Tensor interpolate(IntList size = {}, std::vector<double> scale_factor = {},
                      const std::string& mode = "nearest",
                      std::optional<bool> align_corners = std::nullopt) const;
@@ -386,6 +419,20 @@ class Tensor {
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor masked_fill(const Tensor& mask, Scalar value) const;
   Tensor masked_fill(const Tensor& mask, const Tensor& value) const;  // value: a 0-d tensor
+  // scatter(..., reduce=): "add" or "multiply" combines every write into self (duplicates too).
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) const;
+  Tensor scatter(int64_t dim, const Tensor& index, Scalar value, const std::string& reduce) const;
+  // torch.scatter_reduce: reduce "sum", "prod", "mean", "amax" or "amin" of the src elements that
+  // index sends to each position, with self's element too when include_self. Positions nobody
+  // writes keep self's value.
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                        bool include_self = true) const;
+  // Data-dependent shapes: the size of the result depends on the values, so these realize the mask
+  // (self for nonzero) and read its count on the host before building the lazy gather.
+  Tensor masked_select(const Tensor& mask) const;  // 1-D, in row-major order; self and mask broadcast
+  Tensor nonzero() const;                          // [count, dim] int64 coordinates of the nonzeros
+  std::vector<Tensor> nonzero_tuple() const;       // nonzero(as_tuple=True): dim 1-D int64 tensors
+  Tensor argwhere() const { return nonzero(); }
   // F.one_hot of an int64 tensor, int64 result. num_classes = -1 reads max + 1 from the values, which
   // realizes self; with a given num_classes, a value outside [0, num_classes) is an Error at realize.
   Tensor one_hot(int64_t num_classes = -1) const;
@@ -402,7 +449,6 @@ class Tensor {
   std::vector<Tensor> unbind(int64_t dim = 0) const;
   // Sorting ranks each element by counting the elements that precede it (O(n^2) comparisons per
   // row, fused into one kernel), then gathers by rank. Stable; NaN sorts as the largest value.
-  struct ValuesIndices;  // {values, indices (int64)}, like torch.return_types.sort; defined below
   ValuesIndices sort(int64_t dim = -1, bool descending = false) const;
   Tensor argsort(int64_t dim = -1, bool descending = false) const;
   // Always sorted, ties in index order (PyTorch's order of ties, and of sorted=false, is unspecified).

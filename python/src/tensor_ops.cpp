@@ -114,6 +114,46 @@ Tensor::IntList to_intlist(py::handle h) {
   return Tensor::IntList(to_shape(h, "argument"));
 }
 
+// Average pooling has no dilation; tinygrad's signature has the argument, so only 1 is accepted.
+void require_no_dilation(const char* op, py::handle dilation) {
+  Tensor::IntList d = to_intlist(dilation);  // named: a loop over a temporary's values() would dangle
+  for (int64_t v : d.values())
+    if (v != 1) throw py::value_error(std::string(op) + ": lazygrad has no dilated average pooling");
+}
+
+// max_pool1d/2d/3d with tinygrad's arguments; return_indices gives (values, int64 indices).
+template <int N>
+auto max_pool() {
+  return [](const Tensor& x, py::handle k, py::handle stride, py::handle dilation, py::handle padding,
+            bool ceil, bool return_indices) -> py::object {
+    auto ks = to_intlist(k), st = to_intlist(stride), pd = to_intlist(padding), dl = to_intlist(dilation);
+    if (return_indices) {
+      auto r = N == 1   ? x.max_pool1d_with_indices(ks, st, pd, dl, ceil)
+               : N == 2 ? x.max_pool2d_with_indices(ks, st, pd, dl, ceil)
+                        : x.max_pool3d_with_indices(ks, st, pd, dl, ceil);
+      return py::make_tuple(r.values, r.indices);
+    }
+    return py::cast(N == 1   ? x.max_pool1d(ks, st, pd, dl, ceil)
+                    : N == 2 ? x.max_pool2d(ks, st, pd, dl, ceil)
+                             : x.max_pool3d(ks, st, pd, dl, ceil));
+  };
+}
+
+// max_unpool1d/2d/3d: tinygrad's arguments (a dilation, which must be 1 as PyTorch has none).
+template <int N>
+auto max_unpool() {
+  return [](const Tensor& x, const Tensor& indices, py::handle k, py::handle stride, py::handle dilation,
+            py::handle padding, py::handle output_size) {
+    Tensor::IntList d = to_intlist(dilation);
+    for (int64_t v : d.values())
+      if (v != 1) throw py::value_error("max_unpool" + std::to_string(N) + "d: dilation must be 1");
+    auto ks = to_intlist(k), st = to_intlist(stride), pd = to_intlist(padding), os = to_intlist(output_size);
+    if (N == 1) return x.max_unpool1d(indices, ks, st, pd, os);
+    if (N == 2) return x.max_unpool2d(indices, ks, st, pd, os);
+    return x.max_unpool3d(indices, ks, st, pd, os);
+  };
+}
+
 // The padding of a convolution: an int, one per spatial dimension, "same"/"valid", or tinygrad's
 // 2 * dims values (left, right per dimension, last dimension first, as F.pad), applied by pad().
 std::pair<Tensor, Tensor::ConvPadding> conv_padding(const Tensor& x, py::handle padding, size_t dims) {
@@ -447,31 +487,35 @@ void bind_tensor_ops(TensorClass& cls) {
           arg("weight"), arg("bias") = none)
       .def("tril", &Tensor::tril, arg("diagonal") = 0)
       .def("triu", &Tensor::triu, arg("diagonal") = 0)
+      // tinygrad's argument order (dilation before padding); return_indices gives (values, indices).
+      .def("max_pool1d", max_pool<1>(), arg("kernel_size") = 2, arg("stride") = none, arg("dilation") = 1,
+           arg("padding") = 0, arg("ceil_mode") = false, arg("return_indices") = false)
+      .def("max_pool2d", max_pool<2>(), arg("kernel_size") = py::make_tuple(2, 2), arg("stride") = none,
+           arg("dilation") = 1, arg("padding") = 0, arg("ceil_mode") = false, arg("return_indices") = false)
+      .def("max_pool3d", max_pool<3>(), arg("kernel_size") = py::make_tuple(2, 2, 2), arg("stride") = none,
+           arg("dilation") = 1, arg("padding") = 0, arg("ceil_mode") = false, arg("return_indices") = false)
+      .def("max_unpool1d", max_unpool<1>(), arg("indices"), arg("kernel_size") = 2, arg("stride") = none,
+           arg("dilation") = 1, arg("padding") = 0, arg("output_size") = none)
+      .def("max_unpool2d", max_unpool<2>(), arg("indices"), arg("kernel_size") = py::make_tuple(2, 2),
+           arg("stride") = none, arg("dilation") = 1, arg("padding") = 0, arg("output_size") = none)
+      .def("max_unpool3d", max_unpool<3>(), arg("indices"), arg("kernel_size") = py::make_tuple(2, 2, 2),
+           arg("stride") = none, arg("dilation") = 1, arg("padding") = 0, arg("output_size") = none)
       .def(
-          "max_pool2d",
+          "avg_pool3d",
           [](const Tensor& x, py::handle k, py::handle stride, py::handle dilation, py::handle padding,
-             bool ceil) {
-            return x.max_pool2d(to_intlist(k), to_intlist(stride), to_intlist(padding), to_intlist(dilation),
-                                ceil);
+             bool ceil, bool count_include_pad, std::optional<int64_t> divisor_override) {
+            require_no_dilation("avg_pool3d", dilation);
+            return x.avg_pool3d(to_intlist(k), to_intlist(stride), to_intlist(padding), ceil,
+                                count_include_pad, divisor_override);
           },
-          arg("kernel_size") = py::make_tuple(2, 2), arg("stride") = none, arg("dilation") = 1,
-          arg("padding") = 0, arg("ceil_mode") = false)
-      .def(
-          "max_pool1d",
-          [](const Tensor& x, py::handle k, py::handle stride, py::handle dilation, py::handle padding,
-             bool ceil) {
-            return x.max_pool1d(to_intlist(k), to_intlist(stride), to_intlist(padding), to_intlist(dilation),
-                                ceil);
-          },
-          arg("kernel_size") = 2, arg("stride") = none, arg("dilation") = 1, arg("padding") = 0,
-          arg("ceil_mode") = false)
+          arg("kernel_size") = py::make_tuple(2, 2, 2), arg("stride") = none, arg("dilation") = 1,
+          arg("padding") = 0, arg("ceil_mode") = false, arg("count_include_pad") = true,
+          arg("divisor_override") = none)
       .def(
           "avg_pool2d",
           [](const Tensor& x, py::handle k, py::handle stride, py::handle dilation, py::handle padding,
              bool ceil, bool count_include_pad) {
-            auto d = to_intlist(dilation);
-            for (int64_t v : d.values())
-              if (v != 1) throw py::value_error("avg_pool2d: lazygrad has no dilated average pooling");
+            require_no_dilation("avg_pool2d", dilation);
             return x.avg_pool2d(to_intlist(k), to_intlist(stride), to_intlist(padding), ceil,
                                 count_include_pad);
           },
@@ -501,9 +545,13 @@ void bind_tensor_ops(TensorClass& cls) {
               else
                 sf = {scale.cast<double>()};
             }
-            // tinygrad's "linear" is linear along every spatial dimension: bilinear for 4-D input.
-            std::string m = mode == "linear" && x.ndim() == 4 ? "bilinear" : mode;
-            if (!ac && m != "nearest") ac = false;
+            // tinygrad's "linear" is linear along every spatial dimension: bilinear for 4-D input,
+            // trilinear for 5-D.
+            std::string m = mode;
+            if (mode == "linear" && x.ndim() == 4) m = "bilinear";
+            if (mode == "linear" && x.ndim() == 5) m = "trilinear";
+            bool linear = m == "linear" || m == "bilinear" || m == "trilinear";
+            if (!ac && linear) ac = false;
             return x.interpolate(to_intlist(size), sf, m, ac);
           },
           arg("size") = none, arg("scale_factor") = none, arg("mode") = "linear",
@@ -573,8 +621,6 @@ void bind_tensor_ops(TensorClass& cls) {
       .def(
           "pad",
           [](const Tensor& x, py::handle padding, const std::string& mode, py::handle value) {
-            if (mode != "constant")
-              throw py::value_error("pad: lazygrad pads with a constant only, got mode '" + mode + "'");
             auto v = to_scalar(value);
             if (!v) throw py::type_error("pad: value must be a number");
             py::sequence seq = py::reinterpret_borrow<py::sequence>(padding);
@@ -595,7 +641,7 @@ void bind_tensor_ops(TensorClass& cls) {
                 }
               }
             }
-            return x.pad(flat, *v);
+            return x.pad(flat, mode, *v);
           },
           arg("padding"), arg("mode") = "constant", arg("value") = 0.0)
       .def(
@@ -671,15 +717,50 @@ void bind_tensor_ops(TensorClass& cls) {
       .def(
           "scatter",
           [](const Tensor& x, int64_t dim, const Tensor& index, py::handle src, py::handle reduce) {
-            std::string r = reduce.is_none() ? "" : reduce.cast<std::string>();
-            if (r == "add" || r == "sum")
-              return x.scatter_add(dim, index, as_tensor(src).to(x.dtype()).expand(index.shape()));
-            if (!r.empty()) throw py::value_error("scatter: reduce is None or 'add', got '" + r + "'");
+            if (!reduce.is_none()) {  // "add" or "multiply"; another value is a ValueError
+              std::string r = reduce.cast<std::string>();
+              if (auto s = to_scalar(src)) return x.scatter(dim, index, *s, r);
+              return x.scatter(dim, index, as_tensor(src), r);
+            }
             if (auto s = to_scalar(src)) return x.scatter(dim, index, *s);
             return x.scatter(dim, index, as_tensor(src));
           },
           arg("dim"), arg("index"), arg("src"), arg("reduce") = none)
       .def("scatter_add", &Tensor::scatter_add, arg("dim"), arg("index"), arg("src"))
+      .def("scatter_reduce", &Tensor::scatter_reduce, arg("dim"), arg("index"), arg("src"), arg("reduce"),
+           py::kw_only(), arg("include_self") = true)
+      // The result's size depends on the values: these run the kernels that compute the mask.
+      .def(
+          "masked_select",
+          [](const Tensor& x, const Tensor& mask) {
+            Unlocked u;
+            return x.masked_select(mask);
+          },
+          arg("mask"))
+      .def(
+          "nonzero",
+          [](const Tensor& x, bool as_tuple) -> py::object {
+            if (!as_tuple) {
+              Tensor r;
+              {
+                Unlocked u;
+                r = x.nonzero();
+              }
+              return py::cast(r);
+            }
+            std::vector<Tensor> parts;
+            {
+              Unlocked u;
+              parts = x.nonzero_tuple();
+            }
+            return py::tuple(py::cast(parts));
+          },
+          py::kw_only(), arg("as_tuple") = false)
+      .def("argwhere",
+           [](const Tensor& x) {
+             Unlocked u;
+             return x.argwhere();
+           })
       .def(
           "one_hot",
           [](const Tensor& x0, int64_t n) {

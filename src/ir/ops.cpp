@@ -89,6 +89,10 @@ std::string IndexCheck::message() const {
       return "scatter: an index" + bounds;
     case IndexOp::ScatterAdd:
       return "scatter_add: an index" + bounds;
+    case IndexOp::ScatterReduce:
+      return "scatter_reduce: an index" + bounds;
+    case IndexOp::MaxUnpool:
+      return "max_unpool: an index is out of bounds for an output plane of " + size + " elements";
     case IndexOp::OneHot:
       return "one_hot: class values must be non-negative and smaller than num_classes (" + size + ")";
     case IndexOp::CrossEntropy:

@@ -93,6 +93,8 @@ enum class IndexOp : uint8_t {
   OneHot,
   CrossEntropy,
   NllLoss,
+  ScatterReduce,
+  MaxUnpool,  // a max_unpool index: a flat position in the output plane
 };
 
 // CHECK_INDEX's arg: the range an index must lie in, what it indexes (dimension `dim` of the op's

@@ -394,6 +394,81 @@ Tensor max_pool_nd(const char* op, size_t nd, const Tensor& input, const IntList
   return unbatched_like(win.max(trailing_axes(nd)), input, nd);
 }
 
+// max_pool with PyTorch's indices: the first maximum of each window (NaN counts as the largest),
+// found by argmax over the window and read from a same-shaped window of flat plane positions. The
+// values are gathered at that maximum, so the gradient goes to it alone, as PyTorch's does.
+Tensor::ValuesIndices max_pool_indices_nd(const char* op, size_t nd, const Tensor& input,
+                                          const IntList& kernel_size, const IntList& stride,
+                                          const IntList& padding, const IntList& dilation, bool ceil_mode) {
+  Tensor x = batched(input, nd, op);
+  require(is_float(x.dtype()), std::string(op) + ": not implemented for " +
+                                   std::string(dtype_name(x.dtype())) + " input " + shape_str(input.shape()) +
+                                   " (floating point only, as in PyTorch)");
+  PoolGeometry g = pool_geometry(op, x, nd, kernel_size, stride, padding, dilation, ceil_mode);
+  int64_t plane = 1;
+  for (int64_t v : g.in) plane *= v;
+  Shape plane_shape = {1, 1};
+  plane_shape.insert(plane_shape.end(), g.in.begin(), g.in.end());
+  Tensor positions = Tensor::arange(plane, kInt64, x.device()).reshape(plane_shape);
+  auto flat_windows = [nd](const Tensor& w) { return w.flatten(w.dim() - static_cast<int64_t>(nd), -1); };
+  Tensor win = flat_windows(pool_windows(x, g, -std::numeric_limits<double>::infinity()));  // [N, C, *out, K]
+  Tensor plane_positions = flat_windows(pool_windows(positions, g, -1));                    // [1, 1, *out, K]
+  Tensor first = win.argmax(-1, true);
+  Tensor indices = plane_positions.expand(win.shape()).gather(-1, first).squeeze(-1);
+  Tensor values = win.gather(-1, first).squeeze(-1);
+  return {unbatched_like(values, input, nd), unbatched_like(indices, input, nd)};
+}
+
+// F.max_unpool: each value written at its flat index into a zero plane of the output size.
+Tensor max_unpool_nd(const char* op, size_t nd, const Tensor& input, const Tensor& indices,
+                     const IntList& kernel_size, const IntList& stride_arg, const IntList& padding_arg,
+                     const IntList& output_size) {
+  Tensor x = batched(input, nd, op);
+  require(indices.shape() == input.shape(), std::string(op) + ": expected indices " +
+                                                shape_str(indices.shape()) + " to have the shape of input " +
+                                                shape_str(input.shape()));
+  require(!is_float(indices.dtype()) && indices.dtype() != kBool,
+          std::string(op) + ": expected integer indices, got " + std::string(dtype_name(indices.dtype())),
+          ErrorKind::Type);
+  Shape kernel = positive(per_dim(kernel_size, nd, op, "kernel_size"), op, "kernel_size");
+  Shape stride = stride_arg.empty() ? kernel : positive(per_dim(stride_arg, nd, op, "stride"), op, "stride");
+  Shape padding = non_negative(per_dim(padding_arg, nd, op, "padding"), op, "padding");
+  Shape in = spatial_shape(x, nd), out(nd);
+  for (size_t j = 0; j < nd; j++) out[j] = (in[j] - 1) * stride[j] - 2 * padding[j] + kernel[j];
+  if (!output_size.empty()) {
+    // PyTorch's _unpool_output_size: the spatial sizes, or the whole output shape; each within a
+    // stride of the default.
+    Shape given = output_size.values();
+    if (given.size() == nd + 2 || (given.size() == nd + 1 && input.dim() == static_cast<int64_t>(nd) + 1))
+      given = Shape(given.end() - nd, given.end());
+    require(given.size() == nd,
+            std::string(op) + ": output_size should have " + std::to_string(nd) + " or " +
+                std::to_string(nd + 2) + " elements, got " + shape_str(output_size.values()),
+            ErrorKind::Value);
+    for (size_t j = 0; j < nd; j++)
+      require(given[j] > out[j] - stride[j] && given[j] < out[j] + stride[j],
+              std::string(op) + ": invalid output_size " + shape_str(given) + " for input " +
+                  shape_str(input.shape()) + " (dimension " + std::to_string(j) + " must be between " +
+                  std::to_string(out[j] - stride[j] + 1) + " and " + std::to_string(out[j] + stride[j] - 1) +
+                  ")",
+              ErrorKind::Value);
+    out = given;
+  }
+  int64_t plane = 1;
+  for (int64_t v : out) plane *= v;
+  int64_t batch = x.shape()[0], channels = x.shape()[1];
+  Tensor checked = checked_index(indices.reshape(x.shape()).flatten(2), {0, plane, 2, IndexOp::MaxUnpool});
+  // The check above reports a bad index (naming max_unpool); the scatter gets one in range.
+  Tensor flat_index = checked.where(checked.ge(0).logical_and(checked.lt(plane)), 0);
+  // Duplicate indices (overlapping windows) carry the same value; the scatter keeps the last, and
+  // the gradient goes to that one (PyTorch's goes to each).
+  Tensor r =
+      Tensor::zeros({batch, channels, plane}, x.dtype(), x.device()).scatter(2, flat_index, x.flatten(2));
+  Shape shape = {batch, channels};
+  shape.insert(shape.end(), out.begin(), out.end());
+  return unbatched_like(r.reshape(shape), input, nd);
+}
+
 // Per output position along one axis, PyTorch's avg_pool divisor: the window clipped to the padded
 // input (count_include_pad) or to the input itself.
 std::vector<int64_t> window_counts(const PoolGeometry& g, size_t j, bool count_include_pad) {
@@ -559,6 +634,20 @@ Tensor nearest_axis(const Tensor& x, int64_t axis, int64_t out, std::optional<do
   return gather_axis(x, axis, map, candidates);
 }
 
+// mode "nearest-exact": PyTorch's nearest_neighbor_exact index, floor((dst + 0.5) * scale) in
+// float, clamped to the input; rounding to the nearest source rather than down.
+Tensor nearest_exact_axis(const Tensor& x, int64_t axis, int64_t out, std::optional<double> scale_factor) {
+  int64_t in = x.shape()[axis];
+  float scale = source_scale<float>(in, out, scale_factor);
+  std::vector<int64_t> map;
+  for (int64_t d = 0; d < out; d++)
+    map.push_back(std::min(static_cast<int64_t>(std::floor((static_cast<float>(d) + 0.5f) * scale)), in - 1));
+  // floor((d + 0.5) * p / q) = floor((d * 2p + p) / 2q) for scale = p / q.
+  std::vector<AffineFloor> candidates;
+  for (auto [p, q] : scale_ratios(in, out, scale_factor)) candidates.push_back({2 * p, p, 2 * q});
+  return gather_axis(x, axis, map, candidates);
+}
+
 // mode "linear" along one axis: x[i0] * w0 + x[i0 + 1] * w1 with PyTorch's source index and
 // weights (computed in T: float, or double for float64 input).
 template <class T>
@@ -626,6 +715,42 @@ Tensor linear_axis(const Tensor& x, int64_t axis, int64_t out, std::optional<dou
   return lo * weight0 + hi * weight1;
 }
 
+// mode "bicubic" along one axis: PyTorch's cubic convolution (A = -0.75) over the four neighbours
+// x[i0 - 1 .. i0 + 2], each read clamped to the border, with its source index (never clamped at 0,
+// unlike linear's) and weights computed in T. Separable: the 2-D result is this along H of this
+// along W, which is PyTorch's 4 x 4 sum of products regrouped.
+template <class T>
+Tensor cubic_axis(const Tensor& x, int64_t axis, int64_t out, std::optional<double> scale_factor,
+                  bool align_corners) {
+  int64_t in = x.shape()[axis];
+  T scale = align_corners ? (out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0))
+                          : source_scale<T>(in, out, scale_factor);
+  const T A = T(-0.75);
+  auto near = [A](T d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };       // |d| <= 1
+  auto far = [A](T d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };  // 1 < |d| < 2
+  std::vector<std::vector<int64_t>> maps(4, std::vector<int64_t>(out));
+  std::vector<std::vector<T>> weights(4, std::vector<T>(out));
+  for (int64_t d = 0; d < out; d++) {
+    T src = align_corners ? scale * static_cast<T>(d) : scale * (static_cast<T>(d) + T(0.5)) - T(0.5);
+    T lower = std::floor(src), t = src - lower;
+    int64_t i0 = static_cast<int64_t>(lower);
+    T w[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
+    for (int k = 0; k < 4; k++) {
+      maps[k][d] = std::clamp<int64_t>(i0 - 1 + k, 0, in - 1);
+      weights[k][d] = w[k];
+    }
+  }
+  Shape ws(x.dim(), 1);
+  ws[axis] = out;
+  Tensor r;
+  for (int k = 0; k < 4; k++) {
+    Tensor term =
+        gather_axis(x, axis, maps[k], {}) * Tensor::from_vector(weights[k], ws, x.device()).to(x.dtype());
+    r = r.defined() ? r + term : term;
+  }
+  return r;
+}
+
 }  // namespace
 
 Tensor Tensor::conv1d(const Tensor& weight, const std::optional<Tensor>& bias, IntList stride,
@@ -663,6 +788,37 @@ Tensor Tensor::max_pool2d(IntList kernel_size, IntList stride, IntList padding, 
   return max_pool_nd("max_pool2d", 2, *this, kernel_size, stride, padding, dilation, ceil_mode);
 }
 
+Tensor Tensor::max_pool3d(IntList kernel_size, IntList stride, IntList padding, IntList dilation,
+                          bool ceil_mode) const {
+  return max_pool_nd("max_pool3d", 3, *this, kernel_size, stride, padding, dilation, ceil_mode);
+}
+
+Tensor::ValuesIndices Tensor::max_pool1d_with_indices(IntList kernel_size, IntList stride, IntList padding,
+                                                      IntList dilation, bool ceil_mode) const {
+  return max_pool_indices_nd("max_pool1d", 1, *this, kernel_size, stride, padding, dilation, ceil_mode);
+}
+Tensor::ValuesIndices Tensor::max_pool2d_with_indices(IntList kernel_size, IntList stride, IntList padding,
+                                                      IntList dilation, bool ceil_mode) const {
+  return max_pool_indices_nd("max_pool2d", 2, *this, kernel_size, stride, padding, dilation, ceil_mode);
+}
+Tensor::ValuesIndices Tensor::max_pool3d_with_indices(IntList kernel_size, IntList stride, IntList padding,
+                                                      IntList dilation, bool ceil_mode) const {
+  return max_pool_indices_nd("max_pool3d", 3, *this, kernel_size, stride, padding, dilation, ceil_mode);
+}
+
+Tensor Tensor::max_unpool1d(const Tensor& indices, IntList kernel_size, IntList stride, IntList padding,
+                            IntList output_size) const {
+  return max_unpool_nd("max_unpool1d", 1, *this, indices, kernel_size, stride, padding, output_size);
+}
+Tensor Tensor::max_unpool2d(const Tensor& indices, IntList kernel_size, IntList stride, IntList padding,
+                            IntList output_size) const {
+  return max_unpool_nd("max_unpool2d", 2, *this, indices, kernel_size, stride, padding, output_size);
+}
+Tensor Tensor::max_unpool3d(const Tensor& indices, IntList kernel_size, IntList stride, IntList padding,
+                            IntList output_size) const {
+  return max_unpool_nd("max_unpool3d", 3, *this, indices, kernel_size, stride, padding, output_size);
+}
+
 Tensor Tensor::avg_pool1d(IntList kernel_size, IntList stride, IntList padding, bool ceil_mode,
                           bool count_include_pad) const {
   return avg_pool_nd("avg_pool1d", 1, *this, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -671,6 +827,12 @@ Tensor Tensor::avg_pool1d(IntList kernel_size, IntList stride, IntList padding, 
 Tensor Tensor::avg_pool2d(IntList kernel_size, IntList stride, IntList padding, bool ceil_mode,
                           bool count_include_pad, std::optional<int64_t> divisor_override) const {
   return avg_pool_nd("avg_pool2d", 2, *this, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override);
+}
+
+Tensor Tensor::avg_pool3d(IntList kernel_size, IntList stride, IntList padding, bool ceil_mode,
+                          bool count_include_pad, std::optional<int64_t> divisor_override) const {
+  return avg_pool_nd("avg_pool3d", 3, *this, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override);
 }
 
@@ -689,24 +851,40 @@ Tensor Tensor::adaptive_avg_pool2d(IntList output_size) const {
 Tensor Tensor::interpolate(IntList size, std::vector<double> scale_factor, const std::string& mode,
                            std::optional<bool> align_corners) const {
   const char* op = "interpolate";
-  require(dim() == 3 || dim() == 4,
-          "interpolate: expected a 3-D [N, C, W] or 4-D [N, C, H, W] input, got shape " + shape_str(shape()));
+  bool known = mode == "nearest" || mode == "nearest-exact" || mode == "linear" || mode == "bilinear" ||
+               mode == "trilinear" || mode == "area" || mode == "bicubic";
+  require(known,
+          "interpolate: mode '" + mode +
+              "' is not one of nearest, nearest-exact, linear, bilinear, trilinear, area, bicubic "
+              "(input " +
+              shape_str(shape()) + ")",
+          ErrorKind::NotImplemented);
+  require(dim() >= 3 && dim() <= 5,
+          "interpolate: expected a 3-D [N, C, W], 4-D [N, C, H, W] or 5-D [N, C, D, H, W] input, got shape " +
+              shape_str(shape()),
+          ErrorKind::NotImplemented);
   size_t nd = static_cast<size_t>(dim()) - 2;
-  bool linear = mode == "linear" || mode == "bilinear";
-  require(mode == "nearest" || linear, "interpolate: mode '" + mode +
-                                           "' is not supported (nearest, linear, bilinear), input " +
-                                           shape_str(shape()));
-  require(mode != "linear" || nd == 1, "interpolate: got " + std::to_string(dim()) + "-D input " +
-                                           shape_str(shape()) + ", but linear mode needs 3-D input");
-  require(mode != "bilinear" || nd == 2, "interpolate: got " + std::to_string(dim()) + "-D input " +
-                                             shape_str(shape()) + ", but bilinear mode needs 4-D input");
+  bool cubic = mode == "bicubic";  // a linear mode for align_corners and dtypes
+  bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear" || cubic;
+  require(!cubic || nd == 2,
+          "interpolate: got " + std::to_string(dim()) + "-D input " + shape_str(shape()) +
+              ", but bicubic mode needs 4-D input",
+          ErrorKind::NotImplemented);
+  const char* linear_needs[] = {"linear", "bilinear", "trilinear"};
+  for (size_t k = 0; k < 3; k++)
+    require(mode != linear_needs[k] || nd == k + 1,
+            "interpolate: got " + std::to_string(dim()) + "-D input " + shape_str(shape()) + ", but " + mode +
+                " mode needs " + std::to_string(k + 3) + "-D input",
+            ErrorKind::NotImplemented);
   require(linear || !align_corners,
-          "interpolate: align_corners can only be set with the linear modes, not '" + mode + "'");
+          "interpolate: align_corners can only be set with the linear modes, not '" + mode + "'",
+          ErrorKind::Value);
   require(!size.empty() != !scale_factor.empty(),
-          "interpolate: exactly one of size or scale_factor must be given, input " + shape_str(shape()));
-  require(!linear || is_float(dtype()), "interpolate: mode '" + mode + "' is not implemented for " +
-                                            std::string(dtype_name(dtype())) + " input " +
-                                            shape_str(shape()));
+          "interpolate: exactly one of size or scale_factor must be given, input " + shape_str(shape()),
+          ErrorKind::Value);
+  require((!linear && mode != "area") || is_float(dtype()),
+          "interpolate: mode '" + mode + "' is not implemented for " + std::string(dtype_name(dtype())) +
+              " input " + shape_str(shape()));
   Shape in = spatial_shape(*this, nd), out(nd);
   std::vector<std::optional<double>> scales(nd);
   if (!size.empty()) {
@@ -731,8 +909,16 @@ Tensor Tensor::interpolate(IntList size, std::vector<double> scale_factor, const
   // One axis at a time, the last first: for bilinear this is PyTorch's order of the weighted sums.
   for (size_t j = nd; j-- > 0;) {
     int64_t axis = 2 + static_cast<int64_t>(j);
-    if (!linear)
+    if (mode == "nearest")
       r = nearest_axis(r, axis, out[j], scales[j]);
+    else if (mode == "nearest-exact")
+      r = nearest_exact_axis(r, axis, out[j], scales[j]);
+    else if (mode == "area")  // PyTorch's area is adaptive average pooling to the output size
+      r = adaptive_average_axis(r, axis, out[j]);
+    else if (cubic && dtype() == kFloat64)
+      r = cubic_axis<double>(r, axis, out[j], scales[j], align_corners.value_or(false));
+    else if (cubic)
+      r = cubic_axis<float>(r, axis, out[j], scales[j], align_corners.value_or(false));
     else if (dtype() == kFloat64)
       r = linear_axis<double>(r, axis, out[j], scales[j], align_corners.value_or(false));
     else

@@ -10,6 +10,7 @@
 // Sorting ranks each element by counting the elements that precede it, then gathers by rank.
 // Everything else here (split, repeat, roll, meshgrid, ...) is a view.
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "shape/size.h"
@@ -137,6 +138,74 @@ int64_t check_scatter(const Tensor& self, int64_t dim, const Tensor& index, cons
   return d;
 }
 
+// The smallest value of a dtype (-inf for floats): what a max over no elements starts from.
+Tensor lowest(DType dt) {
+  double v = 0;
+  switch (dt) {
+    case kInt8:
+      v = -128;
+      break;
+    case kInt16:
+      v = -32768;
+      break;
+    case kInt32:
+      v = -2147483648.0;
+      break;
+    case kInt64:
+      return Tensor::full({}, std::numeric_limits<int64_t>::min());
+    default:
+      v = is_float(dt) ? -std::numeric_limits<double>::infinity() : 0;  // unsigned, bool
+  }
+  return Tensor::full({}, v).to(dt);
+}
+
+// An order-reversing map (-x, ~x, !x), its own inverse: turns a min into a max.
+Tensor reversed_order(const Tensor& x) {
+  if (is_float(x.dtype())) return x.neg();
+  return x.dtype() == kBool ? x.logical_not() : x.bitwise_not();
+}
+
+// scatter_reduce's body, on tensors of at least one dimension. Over the part of self the index
+// covers (its corner), the candidates for each target are laid along axis d: self's element first
+// (taking part when include_self), then every src element, taking part where the index sends it
+// there. One reduce over d combines them, so ties in amax/amin share the gradient and the mean's
+// count includes self, as PyTorch's.
+Tensor scatter_reduce_along(const Tensor& x, int64_t d, const Tensor& index, const Tensor& src,
+                            const std::string& reduce, bool include_self) {
+  if (index.numel() == 0) return x;
+  int64_t n = x.shape()[d];
+  Shape used = index.shape();
+  used[d] = n;
+  Tensor self_part = corner(x, used).unsqueeze(d);  // [.., 1, n, ..]
+  // axis d: index positions j; axis d + 1: targets
+  Tensor hit = one_hot_mask(checked_index(index, {0, n, d, IndexOp::ScatterReduce}), n, d + 1);
+  Shape all = hit.shape();
+  all[d] = 1;
+  Tensor mask = Tensor::cat({Tensor::full(all, include_self), hit}, d);
+  Tensor values =
+      Tensor::cat({self_part, corner(src, index.shape()).unsqueeze(d + 1).expand(hit.shape())}, d);
+  Tensor r;
+  if (reduce == "sum") {
+    r = masked_sum(mask, values, d);
+  } else if (reduce == "prod") {
+    r = x.dtype() == kBool ? values.where(mask, true).all(d)
+                           : values.where(mask, 1).prod(d, false, x.dtype());
+  } else if (reduce == "mean") {
+    Tensor count = mask.sum(d);
+    Tensor total = masked_sum(mask, values, d);
+    // Integer means round toward -inf, as PyTorch's; targets nobody writes are replaced below.
+    Tensor safe = count.where(count.gt(0), 1);
+    r = is_float(x.dtype()) ? total / safe.to(x.dtype()) : total.floor_divide(safe).to(x.dtype());
+  } else if (reduce == "amax") {
+    r = values.where(mask, lowest(x.dtype())).max(d);
+  } else {  // amin
+    r = reversed_order(reversed_order(values).where(mask, lowest(x.dtype())).max(d));
+  }
+  Tensor written = hit.any(d);
+  Tensor inside = pad_to(written, x.shape());
+  return pad_to(r.where(written, corner(x, used)), x.shape()).where(inside, x);
+}
+
 // Does a come strictly before b? Ascending order with NaN as the largest value, as PyTorch sorts.
 Tensor precedes(const Tensor& a, const Tensor& b, bool descending) {
   if (descending) return precedes(b, a, false);
@@ -247,6 +316,30 @@ Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) 
       one_hot_mask(checked_index(i, {0, x.shape()[d], d, IndexOp::ScatterAdd}), x.shape()[d], d + 1);
   Tensor added = masked_sum(mask, corner(as_1d(src), i.shape()).unsqueeze(d + 1), d);
   return (x + pad_to(added, x.shape())).reshape(shape());
+}
+
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) const {
+  require(reduce == "add" || reduce == "multiply",
+          "scatter: reduce must be 'add' or 'multiply', got '" + reduce + "'", ErrorKind::Value);
+  int64_t d = check_scatter(*this, dim, index, &src, "scatter");
+  return scatter_reduce_along(as_1d(*this), d, as_1d(index), as_1d(src), reduce == "add" ? "sum" : "prod",
+                              true)
+      .reshape(shape());
+}
+
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, Scalar value, const std::string& reduce) const {
+  Tensor src = Tensor::full({}, value, std::nullopt, device()).to(dtype()).expand(index.shape());
+  return scatter(dim, index, src, reduce);
+}
+
+Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                              bool include_self) const {
+  require(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+          "scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, got " + reduce,
+          ErrorKind::Value);
+  int64_t d = check_scatter(*this, dim, index, &src, "scatter_reduce");
+  return scatter_reduce_along(as_1d(*this), d, as_1d(index), as_1d(src), reduce, include_self)
+      .reshape(shape());
 }
 
 Tensor Tensor::masked_fill(const Tensor& mask, Scalar value) const {

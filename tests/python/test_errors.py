@@ -65,7 +65,7 @@ def test_type_error(fn):
         lambda: Tensor([1.0], device="GPU"),
         lambda: Tensor.zeros(2, device="tpu"),
         lambda: Tensor([1.0]).to("METAL"),
-        lambda: Tensor.ones(2).pad((1, 1), mode="reflect"),
+        lambda: Tensor.ones(2).pad(((1, 1), (1, 1)), mode="reflect"),  # two pairs for one dimension
         lambda: Tensor.ones(2).div(Tensor.ones(2), rounding_mode="round"),
         lambda: Tensor.randint(3, low=5, high=2),
         lambda: Tensor.ones(2).clip(),
