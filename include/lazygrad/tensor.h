@@ -569,6 +569,11 @@ std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, const std::stri
 // F.embedding: the rows of a 2-D weight at integer indices of any shape (nn::Embedding's lookup); an
 // index outside [0, rows) is an Error at realize (negative ones too, as in PyTorch).
 Tensor embedding(const Tensor& indices, const Tensor& weight);
+// (issue 16, src/tensor/im2col.cpp) F.unfold (im2col) of [N, C, H, W] or [C, H, W]: each
+// kernel_size block of the padded input as a column, [N, C * kh * kw, L] with L blocks. Views and a
+// reshape (Tensor::unfold twice), no gather.
+Tensor unfold(const Tensor& input, Tensor::IntList kernel_size, Tensor::IntList dilation = 1,
+              Tensor::IntList padding = 0, Tensor::IntList stride = 1);
 
 Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y);
 Tensor where(const Tensor& condition, Scalar x, const Tensor& y);
