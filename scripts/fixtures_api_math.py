@@ -59,10 +59,11 @@ register_ops({
     "diag": lambda a, i: torch.diag(i[0], a.get("diagonal", 0)),
     "diagonal": lambda a, i: torch.diagonal(i[0], a.get("offset", 0), a.get("dim1", 0), a.get("dim2", 1)),
     "unfold": lambda a, i: i[0].unfold(a["dimension"], a["size"], a["step"]),
+    "im2col": lambda a, i: F.unfold(i[0], a["kernel_size"], a.get("dilation", 1), a.get("padding", 0), a.get("stride", 1)),
     "cummax": running("cummax"),
     "cummin": running("cummin"),
     "logcumsumexp": lambda a, i: torch.logcumsumexp(i[0], dim=a["dim"]),
-}, non_compute=("diag", "diagonal", "unfold"))
+}, non_compute=("diag", "diagonal", "unfold", "im2col"))
 
 
 def unary(op, kind, edge_values, grad_values=None, half=False, ints=(), f64_view=nc_permute, extra=()):
@@ -233,6 +234,19 @@ def diagonals():
     add_case(G, "unfold_bool", "unfold", {"dimension": 0, "size": 2, "step": 1}, [inp("bool", [4])])
 
 
+def im2col():
+    """F.unfold: kernel, dilation, padding and stride as ints or pairs, batched and not."""
+    add_case(G, "im2col_f32", "im2col", {"kernel_size": [2, 2]}, [inp("float32", [2, 3, 5, 6])], grad=True)
+    add_case(G, "im2col_f32_all_args", "im2col", {"kernel_size": [2, 3], "dilation": [2, 1], "padding": [1, 2],
+                                                  "stride": [2, 3]}, [inp("float32", [1, 2, 7, 5])], grad=True)
+    add_case(G, "im2col_f32_unbatched", "im2col", {"kernel_size": [3, 1], "stride": [1, 2]}, [inp("float32", [2, 4, 5])],
+             grad=True)
+    add_case(G, "im2col_f64_view", "im2col", {"kernel_size": [2, 2], "padding": [1, 1]},
+             [inp("float64", [3, 4, 2, 5]).v("permute", 2, 0, 3, 1)], grad=True)
+    add_case(G, "im2col_f32_whole_image", "im2col", {"kernel_size": [3, 4]}, [inp("float32", [1, 1, 3, 4])], grad=True)
+    add_case(G, "im2col_f32_empty_batch", "im2col", {"kernel_size": [2, 2]}, [In("float32", [0, 3, 4, 4], [])])
+
+
 def running_ops():
     for op in ("cummax", "cummin"):
         for part in ("values", "indices"):
@@ -265,6 +279,7 @@ def main():
     binary_ops()
     functionals()
     diagonals()
+    im2col()
     running_ops()
     write_and_report()
 

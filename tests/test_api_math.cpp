@@ -1,8 +1,9 @@
 // PyTorch parity of issue 16's math group: inverse trigonometric and hyperbolic functions, log10,
 // atan2, fmod, copysign, logaddexp/logaddexp2, isclose, softmin, normalize, diag, diagonal, unfold,
-// cummax/cummin and logcumsumexp. Forward values and gradients from tests/fixtures/api_math.txt
-// (written by scripts/fixtures_api_math.py), finite-difference gradchecks of the differentiable ops,
-// the views being views, and the errors with the kind PyTorch's Python class would be.
+// cummax/cummin, logcumsumexp and F.unfold (lazygrad::unfold). Forward values and gradients from
+// tests/fixtures/api_math.txt (written by scripts/fixtures_api_math.py), finite-difference
+// gradchecks of the differentiable ops, the views being views, and the errors with the kind
+// PyTorch's Python class would be.
 //
 //   LAZYGRAD_TEST_FIXTURES=$PWD/tests/fixtures ./build/test_api_math
 #include <cmath>
@@ -26,6 +27,15 @@ using lazygrad::Tensor;
 
 Tensor part(const Case& c, const Tensor::ValuesIndices& r) {
   return c.str("part") == "values" ? r.values : r.indices;
+}
+
+// F.unfold: the int-or-pair arguments absent from a case take PyTorch's defaults.
+Tensor im2col(const Case& c, const Ins& x) {
+  auto ints = [&](const char* key, int64_t dflt) {
+    return c.has(key) ? Tensor::IntList(c.ints(key)) : Tensor::IntList(dflt);
+  };
+  return lazygrad::unfold(x.at(0), ints("kernel_size", 0), ints("dilation", 1), ints("padding", 0),
+                          ints("stride", 1));
 }
 
 const fixtures::OpTable& api_math_ops() {
@@ -62,6 +72,7 @@ const fixtures::OpTable& api_math_ops() {
        }},
       {"unfold", [](const Case& c,
                     const Ins& x) { return x.at(0).unfold(c.i("dimension"), c.i("size"), c.i("step")); }},
+      {"im2col", im2col},
       {"cummax", [](const Case& c, const Ins& x) { return part(c, x.at(0).cummax(c.i("dim"))); }},
       {"cummin", [](const Case& c, const Ins& x) { return part(c, x.at(0).cummin(c.i("dim"))); }},
       {"logcumsumexp", [](const Case& c, const Ins& x) { return x.at(0).logcumsumexp(c.i("dim")); }},
@@ -105,6 +116,11 @@ TEST(ApiMathGradcheck, Unary) {
   expect_gradcheck("diag", [](const auto& x) { return x[0].diag(1); }, {any});
   expect_gradcheck("diagonal", [](const auto& x) { return x[0].reshape({2, 2}).diagonal(); }, {any});
   expect_gradcheck("unfold", [](const auto& x) { return x[0].unfold(0, 2, 1); }, {any});
+  expect_gradcheck("F.unfold",
+                   [](const auto& x) {
+                     return lazygrad::unfold(x[0].reshape({1, 1, 2, 2}), 1, 2, 1, 2);
+                   },
+                   {any});
 }
 
 TEST(ApiMathGradcheck, Binary) {
@@ -197,6 +213,19 @@ TEST(ApiMathErrors, BadArguments) {
               {"isclose", "float32", "float64"});
   expect_kind([] { f32({3}).isclose(f32({3}), -1.0); }, ErrorKind::Runtime, {"isclose", "rtol"});
   expect_kind([] { f32({3}).isclose(f32({3}), 0.0, -1.0); }, ErrorKind::Runtime, {"isclose", "atol"});
+}
+
+TEST(ApiMathErrors, Im2colArguments) {
+  Tensor x = f32({1, 2, 3, 4});
+  expect_kind([&] { lazygrad::unfold(x, 0); }, ErrorKind::Runtime,
+              {"unfold", "kernel_size", "greater than zero"});
+  expect_kind([&] { lazygrad::unfold(x, 2, 1, -1); }, ErrorKind::Runtime,
+              {"unfold", "padding", "non-negative"});
+  expect_kind([&] { lazygrad::unfold(x, 2, 1, 0, 0); }, ErrorKind::Runtime, {"unfold", "stride"});
+  expect_kind([&] { lazygrad::unfold(x, {1, 2, 3}); }, ErrorKind::Runtime, {"unfold", "kernel_size"});
+  expect_kind([&] { lazygrad::unfold(x, 5); }, ErrorKind::Runtime,
+              {"unfold", "{1, 2, 3, 4}", "no sliding block"});
+  expect_kind([] { lazygrad::unfold(f32({3, 4}), 2); }, ErrorKind::Runtime, {"unfold", "{3, 4}"});
 }
 
 TEST(ApiMathErrors, DtypesPyTorchDoesNotImplement) {

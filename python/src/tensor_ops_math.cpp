@@ -27,7 +27,7 @@ py::tuple values_indices(const Tensor::ValuesIndices& r) { return py::make_tuple
 
 }  // namespace
 
-void bind_tensor_math_ops(TensorClass& cls) {
+void bind_tensor_math_ops(py::module_& m, TensorClass& cls) {
   auto none = py::none();
   cls.def("asin", &Tensor::asin)
       .def("acos", &Tensor::acos)
@@ -137,6 +137,16 @@ void bind_tensor_math_ops(TensorClass& cls) {
             return x.normalize(p, to_axis(axis, dim).value_or(1), eps);
           },
           arg("p") = 2.0, arg("axis") = none, arg("eps") = 1e-12, py::kw_only(), arg("dim") = none);
+  // torch.nn.functional.unfold (im2col); lazygrad.nn.functional.unfold forwards here.
+  m.def(
+      "unfold",
+      [](const Tensor& input, py::handle kernel_size, py::handle dilation, py::handle padding,
+         py::handle stride) {
+        auto ints = [](py::handle h, const char* what) { return Tensor::IntList(to_shape(h, what)); };
+        return unfold(input, ints(kernel_size, "kernel_size"), ints(dilation, "dilation"),
+                      ints(padding, "padding"), ints(stride, "stride"));
+      },
+      arg("input"), arg("kernel_size"), arg("dilation") = 1, arg("padding") = 0, arg("stride") = 1);
 }
 
 }  // namespace lazygrad::python

@@ -102,3 +102,13 @@ def test_exception_classes():
         Tensor([1, 2]).logaddexp(Tensor([1, 2]))
     with pytest.raises(RuntimeError, match="diag"):
         Tensor.zeros(2, 2, 2).diag()
+
+
+def test_im2col_is_F_unfold():
+    from lazygrad import _C
+    x = np.arange(2 * 3 * 5 * 4, dtype=np.float32).reshape(2, 3, 5, 4)
+    close(_C.unfold(Tensor(x), 2), torch.nn.functional.unfold(torch.tensor(x), 2))
+    kw = dict(kernel_size=(2, 3), dilation=(2, 1), padding=1, stride=(1, 2))
+    close(_C.unfold(Tensor(x), **kw), torch.nn.functional.unfold(torch.tensor(x), **kw))
+    with pytest.raises(RuntimeError, match="unfold"):
+        _C.unfold(Tensor(x), 9)
