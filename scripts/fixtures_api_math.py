@@ -262,6 +262,20 @@ def running_ops():
             add_case(G, f"{op}_bool_{part}", op, {**p, "dim": 0}, [inp("bool", [6])])
             add_case(G, f"{op}_f32_0d_{part}", op, {**p, "dim": 0}, [In("float32", [], [1.5])], grad=part == "values")
             add_case(G, f"{op}_f32_empty_{part}", op, {**p, "dim": 1}, [In("float32", [2, 0], [])])
+    # rows longer than twice the scan block (256): scanned in blocks, then combined
+    long_nan = [float(v) for v in vals("float32", 600, "cmp")]
+    long_nan[300] = NAN
+    long_nan[550] = NAN
+    for op in ("cummax", "cummin"):
+        for part in ("values", "indices"):
+            p = {"part": part}
+            add_case(G, f"{op}_f32_long_{part}", op, {**p, "dim": 1}, [inp("float32", [1, 600], "cmp")],
+                     grad=part == "values")
+            add_case(G, f"{op}_f32_long_nan_{part}", op, {**p, "dim": 0}, [In("float32", [600], long_nan)])
+            add_case(G, f"{op}_int32_long_{part}", op, {**p, "dim": 0}, [inp("int32", [530, 1], "small")])
+    add_case(G, "logcumsumexp_f32_long", "logcumsumexp", {"dim": 1}, [inp("float32", [1, 700], "any")], grad=True)
+    add_case(G, "logcumsumexp_f64_long_view", "logcumsumexp", {"dim": 0}, [inp("float64", [2, 520]).v("transpose", 0, 1)],
+             grad=True)
     add_case(G, "logcumsumexp_f32", "logcumsumexp", {"dim": 1}, [inp("float32", [3, 9])], grad=True)
     add_case(G, "logcumsumexp_f64_view", "logcumsumexp", {"dim": 0}, [nc_permute("float64", "wide")], grad=True)
     add_case(G, "logcumsumexp_f32_big", "logcumsumexp", {"dim": 0},
