@@ -274,6 +274,33 @@ class Tensor {
   Tensor hardswish() const;
   Tensor hardsigmoid() const;
 
+  // ---- more math (src/tensor/math_inverse.cpp, src/tensor/math_binary.cpp) ----
+  // (issue 16: math) Integer and bool inputs give float32, as in PyTorch, unless noted.
+  // Inverse trigonometric and hyperbolic functions; outside the domain the value is NaN.
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor atan2(const Tensor& other) const;  // the angle of (other, self) in (-pi, pi]; self is y
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor asinh() const;
+  Tensor acosh() const;
+  Tensor atanh() const;
+  Tensor log10() const;
+  // Truncated remainder (C's fmod: the sign of the dividend); integers too.
+  Tensor fmod(const Tensor& other) const;
+  Tensor fmod(Scalar other) const;
+  Tensor copysign(const Tensor& other) const;  // |self| with other's sign (of -0.0 too); float result
+  Tensor copysign(Scalar other) const;
+  Tensor logaddexp(const Tensor& other) const;   // log(exp(self) + exp(other)), stable
+  Tensor logaddexp2(const Tensor& other) const;  // log2(2^self + 2^other), stable
+  // |self - other| <= atol + rtol * |other|, elementwise (bool); infinities equal when they match.
+  Tensor isclose(const Tensor& other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const;
+  bool allclose(const Tensor& other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const;
+  Tensor softmin(int64_t dim) const;  // softmax(-self)
+  // F.normalize: self / max(norm_p(self, dim), eps).
+  Tensor normalize(double p = 2.0, int64_t dim = 1, double eps = 1e-12) const;
+
   // ---- more reductions (src/tensor/reduce_more.cpp) ----
   // (issue 3: reductions)
   // correction 1 is Bessel's (unbiased); a bool converts to PyTorch's `unbiased`.
@@ -292,6 +319,7 @@ class Tensor {
   // Vector p-norm over axes (torch.linalg.vector_norm): p = 2, 1, inf, -inf, 0 (count of nonzeros)
   // or any other real p.
   Tensor norm(double p = 2, Axes axes = {}, bool keepdim = false) const;
+  Tensor logcumsumexp(int64_t dim) const;  // running logsumexp (src/tensor/scan_more.cpp); stable
 
   // ---- linear algebra, convolution and pooling (src/tensor/linalg.cpp, src/tensor/conv.cpp) ----
   // (issue 3: linalg)
@@ -338,6 +366,16 @@ class Tensor {
   Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt) const;
   Tensor tril(int64_t diagonal = 0) const;  // zero above the diagonal of the last two dimensions
   Tensor triu(int64_t diagonal = 0) const;  // zero below it
+  // (issue 16: diagonals, src/tensor/diagonal.cpp)
+  // torch.diag: a 1-D tensor becomes a square matrix with it on the given diagonal; a 2-D tensor
+  // gives that diagonal (1-D, a copy).
+  Tensor diag(int64_t diagonal = 0) const;
+  // torch.diagonal: the diagonal of the (dim1, dim2) planes, as a last dimension (a view: pad,
+  // reshape and shrink, no copy).
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  // torch.Tensor.unfold: the windows of `size` elements every `step` along `dimension`, as a new
+  // last dimension of size `size` (a view).
+  Tensor unfold(int64_t dimension, int64_t size, int64_t step) const;
 
   // F.conv1d/2d/3d: input [N, C_in, *spatial] (or unbatched [C_in, *spatial]), weight
   // [C_out, C_in / groups, *kernel], bias [C_out].
@@ -453,6 +491,10 @@ class Tensor {
   Tensor argsort(int64_t dim = -1, bool descending = false) const;
   // Always sorted, ties in index order (PyTorch's order of ties, and of sorted=false, is unspecified).
   ValuesIndices topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  // (issue 16, src/tensor/scan_more.cpp) Running max/min along dim with int64 indices; on ties the
+  // index of the last occurrence, and a NaN, once seen, stays the extreme (torch 1.13 on the CPU).
+  ValuesIndices cummax(int64_t dim) const;
+  ValuesIndices cummin(int64_t dim) const;
 
   // ---- losses, normalization, attention, dropout (src/tensor/losses.cpp, normalization.cpp, ...) ----
   // (issue 3: functional)
@@ -573,6 +615,11 @@ std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, const std::stri
 // F.embedding: the rows of a 2-D weight at integer indices of any shape (nn::Embedding's lookup); an
 // index outside [0, rows) is an Error at realize (negative ones too, as in PyTorch).
 Tensor embedding(const Tensor& indices, const Tensor& weight);
+// (issue 16, src/tensor/im2col.cpp) F.unfold (im2col) of [N, C, H, W] or [C, H, W]: each
+// kernel_size block of the padded input as a column, [N, C * kh * kw, L] with L blocks. Views and a
+// reshape (Tensor::unfold twice), no gather.
+Tensor unfold(const Tensor& input, Tensor::IntList kernel_size, Tensor::IntList dilation = 1,
+              Tensor::IntList padding = 0, Tensor::IntList stride = 1);
 
 Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y);
 Tensor where(const Tensor& condition, Scalar x, const Tensor& y);

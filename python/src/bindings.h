@@ -23,6 +23,8 @@ void bind_dtypes(py::module_& m);         // dtypes.cpp: the DType class (lazygr
 TensorClass bind_tensor(py::module_& m);  // tensor.cpp: class, construction, numpy, autograd
 void bind_creation(TensorClass& cls);     // tensor.cpp: zeros, ones, rand, arange, ...
 void bind_tensor_ops(TensorClass& cls);   // tensor_ops.cpp: ops as methods, Python operators
+// tensor_ops_math.cpp: issue 16's math, diagonals, scans; and _C.unfold, F.unfold's im2col
+void bind_tensor_math_ops(py::module_& m, TensorClass& cls);
 void bind_indexing(TensorClass& cls);     // indexing.cpp: __getitem__, __setitem__
 
 // ---- conversions (dtypes.cpp) ----

@@ -28,6 +28,7 @@ PYBIND11_MODULE(_C, m) {
   auto cls = lp::bind_tensor(m);
   lp::bind_creation(cls);
   lp::bind_tensor_ops(cls);
+  lp::bind_tensor_math_ops(m, cls);
   lp::bind_indexing(cls);
   lp::bind_nn(m);
 
