@@ -1,7 +1,8 @@
 """lazygrad.nn.state: tinygrad's state helpers. get_state_dict walks any object (a Module, a plain
 class, lists, tuples, dicts) and names each Tensor by its path ("layers.0.weight"); the tensors
 are the live handles, so assigning into them (load_state_dict) updates the model. safe_load and
-safe_save read and write safetensors files (lazygrad's checked C++ reader and atomic writer).
+safe_save read and write safetensors files (lazygrad's checked C++ reader and atomic writer);
+torch_load reads PyTorch's zip checkpoints without torch (nn/torch_load.py).
 """
 from collections import OrderedDict
 
@@ -73,4 +74,6 @@ def safe_save(tensors, fn, metadata=None):
     _C_nn.safe_save(str(fn), dict(tensors), dict(metadata or {}))
 
 
-__all__ = ["get_parameters", "get_state_dict", "load_state_dict", "safe_load", "safe_save"]
+from lazygrad.nn.torch_load import torch_load  # noqa: E402
+
+__all__ = ["get_parameters", "get_state_dict", "load_state_dict", "safe_load", "safe_save", "torch_load"]
