@@ -24,6 +24,7 @@ TensorClass bind_tensor(py::module_& m);  // tensor.cpp: class, construction, nu
 void bind_creation(TensorClass& cls);     // tensor.cpp: zeros, ones, rand, arange, ...
 void bind_tensor_ops(TensorClass& cls);   // tensor_ops.cpp: ops as methods, Python operators
 void bind_indexing(TensorClass& cls);     // indexing.cpp: __getitem__, __setitem__
+void bind_gguf(py::module_& nn);          // gguf.cpp: nn.gguf_load (lazygrad's GGUF reader)
 
 // ---- conversions (dtypes.cpp) ----
 // dtype= arguments: a DType, None (nullopt), a numpy dtype or type, a name ("float32", "half"), or

@@ -390,6 +390,7 @@ void bind_nn(py::module_& m) {
           py::arg("weight_decay"));
 
   bind_lr_schedulers(nn);
+  bind_gguf(nn);
   // torch.nn.utils' clipping: lazy, in place on the gradients (the norm comes back as a Tensor).
   nn.def("clip_grad_norm_", &optim::clip_grad_norm_, py::arg("parameters"), py::arg("max_norm"),
          py::arg("norm_type") = 2.0, py::arg("error_if_nonfinite") = false, py::call_guard<Unlocked>());

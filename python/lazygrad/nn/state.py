@@ -74,6 +74,26 @@ def safe_save(tensors, fn, metadata=None):
     _C_nn.safe_save(str(fn), dict(tensors), dict(metadata or {}))
 
 
+def gguf_load(path_or_tensor):
+    """tinygrad's gguf_load: (metadata, tensors) of a GGUF file (llama.cpp's format), read by
+    lazygrad's C++ reader (docs/gguf.md): metadata as Python values (ints, floats, bools, strings,
+    lists), tensors by name in PyTorch's shape order, F32/F16/BF16/F64 and the integer types in
+    their own dtype, Q4_0, Q8_0 and Q4_K dequantized to float32. Takes a path, or (as tinygrad) a
+    uint8 Tensor holding the file's bytes."""
+    if isinstance(path_or_tensor, Tensor):
+        import os  # noqa: PLC0415
+        import tempfile  # noqa: PLC0415
+        fd, tmp = tempfile.mkstemp(suffix=".gguf")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(path_or_tensor.numpy().tobytes())
+            return _C_nn.gguf_load(tmp)
+        finally:
+            os.unlink(tmp)  # the reader's mapping keeps the data alive
+    return _C_nn.gguf_load(str(path_or_tensor))
+
+
 from lazygrad.nn.torch_load import torch_load  # noqa: E402
 
-__all__ = ["get_parameters", "get_state_dict", "load_state_dict", "safe_load", "safe_save", "torch_load"]
+__all__ = ["get_parameters", "get_state_dict", "gguf_load", "load_state_dict", "safe_load", "safe_save",
+           "torch_load"]
