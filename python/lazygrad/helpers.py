@@ -29,6 +29,12 @@ _SETTERS = {"DEBUG": _C.set_debug, "BEAM": _C.set_beam, "NOOPT": lambda v: _C.se
             "THREADS": _C.set_threads, "FTZ": lambda v: _C.set_flush_denormals(bool(v))}
 
 
+# Read from the environment once, at start up: Context refuses them, saying so.
+_FIXED = {"CC": "set CC before starting", "LAZYGRAD_CFLAGS": "set LAZYGRAD_CFLAGS before starting",
+          "LAZYGRAD_CACHE": "set LAZYGRAD_CACHE before starting",
+          "DEVICE": "assign lazygrad.Device.DEFAULT to change the default device"}
+
+
 class _Setting:
     """A runtime setting read live from C++ (tinygrad's ContextVar): DEBUG.value, DEBUG >= 2."""
 
@@ -79,6 +85,12 @@ class Context(contextlib.ContextDecorator):
     is a LazygradNotImplementedError, never silently ignored."""
 
     def __init__(self, **kwargs):
+        fixed = sorted(set(kwargs) & set(_FIXED))
+        if fixed:
+            raise LazygradNotImplementedError(
+                f"Context: {', '.join(fixed)} {'is' if len(fixed) == 1 else 'are'} read once when lazygrad starts and "
+                f"cannot change while it runs ({'; '.join(_FIXED[k] for k in fixed)}); Context can set "
+                f"{', '.join(_SETTERS)}")
         unknown = sorted(set(kwargs) - set(_SETTERS))
         if unknown:
             raise LazygradNotImplementedError(

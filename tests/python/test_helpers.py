@@ -52,6 +52,10 @@ def test_context_refuses_settings_lazygrad_lacks():
     with pytest.raises(lazygrad.LazygradNotImplementedError, match="GRAPH") as e:
         Context(GRAPH=1)
     assert isinstance(e.value, NotImplementedError) and "DEBUG" in str(e.value)
+    with pytest.raises(lazygrad.LazygradNotImplementedError, match="CC is read once when lazygrad starts"):
+        Context(CC="clang")
+    with pytest.raises(lazygrad.LazygradNotImplementedError, match="Device.DEFAULT"):
+        Context(DEVICE="CL")
     before = BEAM.value
     with pytest.raises(lazygrad.LazygradError, match="set_threads"):
         with Context(BEAM=5, THREADS=0):
