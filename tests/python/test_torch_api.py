@@ -314,3 +314,14 @@ def test_train_and_eval_switch_dropout():
     np.testing.assert_array_equal(a, b)
     assert net.train() is net and net.training and net.drop.training
     assert (net(x).numpy() == 0).any()
+
+
+def test_conv2d_of_uint8_images_computes_in_the_weights_dtype():
+    # tinygrad's promotion (beautiful_mnist feeds mnist()'s uint8 images to nn.Conv2d)
+    x = np.random.default_rng(0).integers(0, 256, (2, 1, 7, 7)).astype(np.uint8)
+    conv = nn.Conv2d(1, 3, 3)
+    got = conv(Tensor(x))
+    assert got.dtype == dtypes.float32
+    np.testing.assert_allclose(got.numpy(), conv(Tensor(x.astype(np.float32))).numpy(), rtol=1e-6)
+    with pytest.raises(lazygrad.LazygradError, match="same dtype"):  # float16 with float32 stays an error
+        conv(Tensor(x.astype(np.float16)))
