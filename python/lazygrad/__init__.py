@@ -42,9 +42,10 @@ class Device(metaclass=_DeviceMeta):
 _environment.apply()
 globals().update(_torch_api.BUILTIN_NAMED_DTYPES)  # lazygrad.float, lazygrad.int, lazygrad.bool, as torch's
 
-__all__ = _torch_api.__all__ + ["Device", "DType", "GlobalCounters", "LazygradError", "LazygradIndexError", "LazygradNotImplementedError",
-           "LazygradTypeError", "LazygradValueError", "OutOfMemoryError", "SizeError", "Tensor", "TinyJit", "dtypes", "helpers", "nn", "no_grad", "optim",
-           "promote_types"]
+__all__ = _torch_api.__all__ + [
+    "Device", "DType", "GlobalCounters", "LazygradError", "LazygradIndexError", "LazygradNotImplementedError",
+    "LazygradTypeError", "LazygradValueError", "OutOfMemoryError", "SizeError", "Tensor", "TinyJit", "dtypes",
+    "helpers", "nn", "no_grad", "optim", "promote_types"]
 __version__ = "0.1.0"
 # lazygrad.sum, lazygrad.all, lazygrad.abs, ... (torch.sum): set last, as they shadow builtins here
 globals().update({n: getattr(_torch_api, n) for n in dir(_torch_api) if not n.startswith("_") and n not in __all__ and

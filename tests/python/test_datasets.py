@@ -35,8 +35,10 @@ def test_fashion_mnist_as_tinygrad_gives_it(monkeypatch):
 
 def test_mnist_reads_the_users_idx_files(tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
-    files = {"train-images-idx3-ubyte": rng.integers(0, 256, (5, 28, 28)), "train-labels-idx1-ubyte": rng.integers(0, 10, 5),
-             "t10k-images-idx3-ubyte": rng.integers(0, 256, (3, 28, 28)), "t10k-labels-idx1-ubyte": rng.integers(0, 10, 3)}
+    files = {"train-images-idx3-ubyte": rng.integers(0, 256, (5, 28, 28)),
+             "train-labels-idx1-ubyte": rng.integers(0, 10, 5),
+             "t10k-images-idx3-ubyte": rng.integers(0, 256, (3, 28, 28)),
+             "t10k-labels-idx1-ubyte": rng.integers(0, 10, 3)}
     for i, (name, a) in enumerate(files.items()):
         write_idx(tmp_path / name, a, compress=i % 2 == 0)  # plain and .gz both found
     monkeypatch.setenv("LAZYGRAD_MNIST", str(tmp_path))

@@ -47,7 +47,8 @@ def test_creation_functions_take_torchs_arguments_and_dtypes():
         lazygrad.from_numpy([1, 2])
     x = lazygrad.randn(3, 4)
     assert x.shape == (3, 4) and lazygrad.rand(2).shape == (2,)
-    assert lazygrad.zeros_like(x).tolist() == [[0.0] * 4] * 3 and lazygrad.ones_like(x, dtype=dtypes.int32).dtype == dtypes.int32
+    assert lazygrad.zeros_like(x).tolist() == [[0.0] * 4] * 3
+    assert lazygrad.ones_like(x, dtype=dtypes.int32).dtype == dtypes.int32
     r = lazygrad.randint(3, 9, (50,))
     assert r.dtype == dtypes.int64 and 3 <= r.min().item() and r.max().item() < 9
     assert lazygrad.randint(4, (2, 2)).shape == (2, 2)
@@ -90,7 +91,7 @@ def test_functional_forwards_with_torchs_signatures():
     X, W, B = Tensor(x), Tensor(w), Tensor(b)
     tx, tw, tb = torch.tensor(x), torch.tensor(w), torch.tensor(b)
     close(F.conv2d(X, W, B, stride=2, padding=1), TF.conv2d(tx, tw, tb, stride=2, padding=1), atol=1e-5)
-    close(F.conv2d(X, W, B, 1, 0, 2), TF.conv2d(tx, tw, tb, 1, 0, 2), atol=1e-5)  # positional: stride, padding, dilation
+    close(F.conv2d(X, W, B, 1, 0, 2), TF.conv2d(tx, tw, tb, 1, 0, 2), atol=1e-5)  # stride, padding, dilation
     close(F.max_pool2d(X, 2), TF.max_pool2d(tx, 2))
     close(F.max_pool2d(X, 3, 2, 1), TF.max_pool2d(tx, 3, 2, 1))
     close(F.avg_pool2d(X, 2), TF.avg_pool2d(tx, 2))
@@ -100,8 +101,8 @@ def test_functional_forwards_with_torchs_signatures():
     close(F.softmax(X, dim=1), TF.softmax(tx, dim=1))
     close(F.log_softmax(X, dim=1), TF.log_softmax(tx, dim=1), atol=1e-5)
     lw, lb, li = data(5, 7), data(5, seed=3), data(2, 7, seed=4)
-    close(F.linear(Tensor(li), Tensor(lw), Tensor(lb)), TF.linear(torch.tensor(li), torch.tensor(lw), torch.tensor(lb)),
-          atol=1e-5)
+    close(F.linear(Tensor(li), Tensor(lw), Tensor(lb)),
+          TF.linear(torch.tensor(li), torch.tensor(lw), torch.tensor(lb)), atol=1e-5)
     close(F.linear(Tensor(li), Tensor(lw)), TF.linear(torch.tensor(li), torch.tensor(lw)), atol=1e-5)
     close(F.pad(X, (1, 2)), TF.pad(tx, (1, 2)))
     close(F.layer_norm(X, (9,)), TF.layer_norm(tx, (9,)), atol=1e-5)
@@ -120,7 +121,8 @@ def test_functional_losses():
     close(F.nll_loss(L, Y, ignore_index=2), TF.nll_loss(tl, ty, ignore_index=2), atol=1e-5)
     a, t = data(4, 3), data(4, 3, seed=5)
     close(F.mse_loss(Tensor(a), Tensor(t)), TF.mse_loss(torch.tensor(a), torch.tensor(t)))
-    close(F.l1_loss(Tensor(a), Tensor(t), reduction="sum"), TF.l1_loss(torch.tensor(a), torch.tensor(t), reduction="sum"))
+    close(F.l1_loss(Tensor(a), Tensor(t), reduction="sum"),
+          TF.l1_loss(torch.tensor(a), torch.tensor(t), reduction="sum"))
     p, q = 1 / (1 + np.exp(-a)), (t > 0).astype(np.float32)
     close(F.binary_cross_entropy(Tensor(p), Tensor(q)), TF.binary_cross_entropy(torch.tensor(p), torch.tensor(q)),
           atol=1e-5)
