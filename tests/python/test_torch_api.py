@@ -80,6 +80,8 @@ def test_dtype_and_device_names():
     assert lazygrad.float32 is dtypes.float32 and lazygrad.int64 is dtypes.int64 and lazygrad.long is dtypes.int64
     assert lazygrad.float is dtypes.float32 and lazygrad.half is dtypes.float16 and lazygrad.bool is dtypes.bool
     assert lazygrad.device("cpu") == "CPU"
+    assert lazygrad.cuda.is_available() == ("CUDA" in lazygrad.Device.available())
+    assert lazygrad.cuda.device_count() == sum(d.split(":")[0] == "CUDA" for d in lazygrad.Device.available())
     assert lazygrad.zeros(2, dtype=lazygrad.float64).dtype == dtypes.float64
     with lazygrad.no_grad():
         assert not (Tensor([1.0], requires_grad=True) * 2).requires_grad
