@@ -11,6 +11,10 @@ from lazygrad.tensor import no_grad
 from lazygrad import tensor_tinygrad  # noqa: F401,E402  (tinygrad's methods composed in Python)
 from lazygrad import nn  # noqa: E402  (after Tensor is complete: nn's layers use it)
 from lazygrad.engine.jit import TinyJit  # noqa: E402
+from lazygrad import cuda, helpers, optim  # noqa: E402
+from lazygrad import torch_api as _torch_api  # noqa: E402
+from lazygrad.torch_api import *  # noqa: E402,F401,F403  (PyTorch's module-level functions and dtypes)
+from lazygrad import _environment  # noqa: E402
 
 
 class _DeviceMeta(type):
@@ -36,7 +40,15 @@ class Device(metaclass=_DeviceMeta):
         return [name for name, ok, _ in _C.devices() if ok]
 
 
-__all__ = ["Device", "DType", "GlobalCounters", "LazygradError", "LazygradIndexError", "LazygradNotImplementedError",
-           "LazygradTypeError", "LazygradValueError", "OutOfMemoryError", "SizeError", "Tensor", "TinyJit", "dtypes", "nn", "no_grad",
-           "promote_types"]
+_environment.apply()
+globals().update(_torch_api.BUILTIN_NAMED_DTYPES)  # lazygrad.float, lazygrad.int, lazygrad.bool, as torch's
+
+__all__ = _torch_api.__all__ + [
+    "Device", "DType", "GlobalCounters", "LazygradError", "LazygradIndexError", "LazygradNotImplementedError",
+    "LazygradTypeError", "LazygradValueError", "OutOfMemoryError", "SizeError", "Tensor", "TinyJit", "dtypes",
+    "cuda", "helpers", "nn", "no_grad", "optim", "promote_types"]
 __version__ = "0.1.0"
+# lazygrad.sum, lazygrad.all, lazygrad.abs, ... (torch.sum): set last, as they shadow builtins here
+globals().update({n: getattr(_torch_api, n) for n in dir(_torch_api) if not n.startswith("_") and n not in __all__ and
+                  callable(getattr(_torch_api, n)) and getattr(getattr(_torch_api, n), "__module__", "") ==
+                  _torch_api.__name__})

@@ -42,6 +42,21 @@ PYBIND11_MODULE(_C, m) {
   counter(gc, "compile_s", GlobalCounters::compile_s);
   counter(gc, "mem_used", GlobalCounters::mem_used);
   gc.def_static("reset", &GlobalCounters::reset);
+  // The settings lazygrad reads from the environment once (helpers.Context changes them at run time).
+  m.def("get_setting", [](const std::string& name) -> int {
+    const lazygrad::Settings& s = lazygrad::settings();
+    if (name == "DEBUG") return s.debug;
+    if (name == "BEAM") return s.beam;
+    if (name == "NOOPT") return s.noopt;
+    if (name == "THREADS") return s.threads;
+    if (name == "FTZ") return s.flush_denormals;
+    throw py::key_error(name);
+  });
+  m.def("set_debug", &lazygrad::set_debug, py::arg("level"));
+  m.def("set_beam", &lazygrad::set_beam, py::arg("width"));
+  m.def("set_noopt", &lazygrad::set_noopt, py::arg("on"));
+  m.def("set_threads", &lazygrad::set_threads, py::arg("n"));
+  m.def("set_flush_denormals", &lazygrad::set_flush_denormals, py::arg("on"));
   m.def("version", &lazygrad::version);
   m.def(
       "devices",

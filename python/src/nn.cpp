@@ -326,6 +326,51 @@ void bind_modules(py::module_& nn) {
            py::arg("output_size"));
 }
 
+// torch.optim.lr_scheduler: the C++ schedulers (src/nn/lr_scheduler.cpp). A scheduler holds a
+// reference to its optimizer, so keep_alive<1, 2> keeps the optimizer alive as long as it.
+void bind_lr_schedulers(py::module_& nn) {
+  using optim::LRScheduler;
+  py::class_<LRScheduler>(nn, "LRScheduler")
+      .def("step", &LRScheduler::step)
+      .def("get_last_lr", [](const LRScheduler& s) { return std::vector<double>{s.get_last_lr()}; })
+      .def_property_readonly("last_epoch", &LRScheduler::last_epoch);
+  py::class_<optim::StepLR, LRScheduler>(nn, "StepLR")
+      .def(py::init<Optimizer&, int64_t, double>(), py::arg("optimizer"), py::arg("step_size"),
+           py::arg("gamma") = 0.1, py::keep_alive<1, 2>());
+  py::class_<optim::MultiStepLR, LRScheduler>(nn, "MultiStepLR")
+      .def(py::init<Optimizer&, std::vector<int64_t>, double>(), py::arg("optimizer"), py::arg("milestones"),
+           py::arg("gamma") = 0.1, py::keep_alive<1, 2>());
+  py::class_<optim::ExponentialLR, LRScheduler>(nn, "ExponentialLR")
+      .def(py::init<Optimizer&, double>(), py::arg("optimizer"), py::arg("gamma"), py::keep_alive<1, 2>());
+  py::class_<optim::LinearLR, LRScheduler>(nn, "LinearLR")
+      .def(py::init<Optimizer&, double, double, int64_t>(), py::arg("optimizer"),
+           py::arg("start_factor") = 1.0 / 3, py::arg("end_factor") = 1.0, py::arg("total_iters") = 5,
+           py::keep_alive<1, 2>());
+  py::class_<optim::CosineAnnealingLR, LRScheduler>(nn, "CosineAnnealingLR")
+      .def(py::init<Optimizer&, int64_t, double>(), py::arg("optimizer"), py::arg("T_max"),
+           py::arg("eta_min") = 0.0, py::keep_alive<1, 2>());
+  py::class_<optim::LambdaLR, LRScheduler>(nn, "LambdaLR")
+      .def(py::init([](Optimizer& opt, py::function fn) {
+             // Dropped with the GIL held, as the Jit's callback (the scheduler may die in C++).
+             std::shared_ptr<py::function> owned(new py::function(std::move(fn)), [](py::function* f) {
+               py::gil_scoped_acquire gil;
+               delete f;
+             });
+             return std::make_unique<optim::LambdaLR>(opt, [owned](int64_t epoch) {
+               py::gil_scoped_acquire gil;
+               return (*owned)(epoch).cast<double>();
+             });
+           }),
+           py::arg("optimizer"), py::arg("lr_lambda"), py::keep_alive<1, 2>());
+  py::class_<optim::OneCycleLR, LRScheduler>(nn, "OneCycleLR")
+      .def(py::init<Optimizer&, double, int64_t, double, const std::string&, bool, double, double, double,
+                    double, bool>(),
+           py::arg("optimizer"), py::arg("max_lr"), py::arg("total_steps"), py::arg("pct_start") = 0.3,
+           py::arg("anneal_strategy") = "cos", py::arg("cycle_momentum") = true,
+           py::arg("base_momentum") = 0.85, py::arg("max_momentum") = 0.95, py::arg("div_factor") = 25.0,
+           py::arg("final_div_factor") = 1e4, py::arg("three_phase") = false, py::keep_alive<1, 2>());
+}
+
 }  // namespace
 
 void bind_nn(py::module_& m) {
@@ -342,12 +387,12 @@ void bind_nn(py::module_& m) {
       .def_property_readonly("steps", &Optimizer::steps_recorded);
   py::class_<optim::SGD, Optimizer>(nn, "SGD").def(
       py::init([](const std::vector<Tensor>& params, double lr, double momentum, double weight_decay,
-                  bool nesterov, bool maximize) {
-        return std::make_unique<optim::SGD>(trainable(params), lr, momentum, 0.0, weight_decay, nesterov,
-                                            maximize);
+                  bool nesterov, bool maximize, double dampening) {
+        return std::make_unique<optim::SGD>(trainable(params), lr, momentum, dampening, weight_decay,
+                                            nesterov, maximize);
       }),
       py::arg("params"), py::arg("lr"), py::arg("momentum"), py::arg("weight_decay"), py::arg("nesterov"),
-      py::arg("maximize"));
+      py::arg("maximize"), py::arg("dampening") = 0.0);
   py::class_<optim::Adam, Optimizer>(nn, "Adam")
       .def(
           py::init([](const std::vector<Tensor>& params, double lr, double b1, double b2, double eps,
@@ -372,6 +417,13 @@ void bind_nn(py::module_& m) {
           }),
           py::arg("params"), py::arg("lr"), py::arg("b1"), py::arg("b2"), py::arg("eps"),
           py::arg("weight_decay"));
+
+  bind_lr_schedulers(nn);
+  bind_gguf(nn);
+  // torch.nn.utils' clipping: lazy, in place on the gradients (the norm comes back as a Tensor).
+  nn.def("clip_grad_norm_", &optim::clip_grad_norm_, py::arg("parameters"), py::arg("max_norm"),
+         py::arg("norm_type") = 2.0, py::arg("error_if_nonfinite") = false, py::call_guard<Unlocked>());
+  nn.def("clip_grad_value_", &optim::clip_grad_value_, py::arg("parameters"), py::arg("clip_value"));
 
   nn.def("safe_load", &load_safetensors, py::arg("path"), py::call_guard<Unlocked>());
   nn.def("safe_load_metadata", &load_safetensors_metadata, py::arg("path"));

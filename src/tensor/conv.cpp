@@ -236,6 +236,9 @@ Tensor conv_nd(const char* op, size_t nd, const Tensor& input, const Tensor& wei
                const std::optional<Tensor>& bias, const IntList& stride_arg,
                const Tensor::ConvPadding& padding, const IntList& dilation_arg, int64_t groups) {
   Tensor x = batched(input, nd, op);
+  // tinygrad's promotion: integer images (MNIST's uint8) through a floating-point layer compute in
+  // the weight's dtype. PyTorch refuses this pair; mismatched float dtypes stay an error below.
+  if (is_int(x.dtype()) && is_float(weight.dtype())) x = x.to(weight.dtype());
   require(groups > 0, std::string(op) + ": groups must be positive, got " + std::to_string(groups));
   check_weight_and_bias(op, x, weight, bias, nd, weight.dim() > 0 ? weight.shape()[0] : 0);
   int64_t c_in = x.shape()[1];

@@ -581,6 +581,10 @@ std::string Tensor::to_string() const {
   auto values = to_vector<double>();
   const Shape& s = shape();
   bool floaty = is_float(dtype());
+  // Large tensors print as PyTorch and numpy do: past 1000 elements, the first and last 3 of each
+  // dimension with "..." between.
+  constexpr int64_t kThreshold = 1000, kEdgeItems = 3;
+  const bool summarize = numel() > kThreshold;
   std::function<void(size_t, int64_t)> rec = [&](size_t d, int64_t off) {
     if (d == s.size()) {
       double v = values[off];
@@ -594,9 +598,14 @@ std::string Tensor::to_string() const {
     }
     int64_t stride = 1;
     for (size_t k = d + 1; k < s.size(); k++) stride *= s[k];
+    const std::string sep = d + 1 == s.size() ? ", " : ",\n" + std::string(8 + d, ' ');
     os << "[";
     for (int64_t i = 0; i < s[d]; i++) {
-      if (i) os << (d + 1 == s.size() ? ", " : ",\n" + std::string(8 + d, ' '));
+      if (i) os << sep;
+      if (summarize && s[d] > 2 * kEdgeItems && i == kEdgeItems) {  // the middle, elided
+        os << "..." << sep;
+        i = s[d] - kEdgeItems;
+      }
       rec(d + 1, off + i * stride);
     }
     os << "]";

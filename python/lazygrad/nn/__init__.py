@@ -50,11 +50,30 @@ class Module(_C_nn.Module):
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
 
-from lazygrad.nn import datasets, optim, state  # noqa: E402  (optim and state import Module from here)
+def _module_to(self, *args, **kwargs):
+    """model.to(device): moves every parameter and buffer to the device in place (each tensor keeps
+    its identity, so optimizers made earlier still see them) and returns the module. PyTorch's
+    dtype forms (model.to(torch.float16)) are not supported."""
+    device = kwargs.pop("device", args[0] if args else None)
+    if kwargs or len(args) > 1 or not isinstance(device, (str, type(None))):
+        from lazygrad._C import LazygradNotImplementedError
+        raise LazygradNotImplementedError(f"Module.to: only a device is supported (got {args}, {kwargs})")
+    for t in self.parameters() + self.buffers():
+        t.to_(device)
+    return self
+
+
+_C_nn.Module.to = _module_to
+
+from lazygrad.nn import datasets, functional, init, optim, state, utils  # noqa: E402  (they import Module from here)
+from lazygrad.nn.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss,  # noqa: E402
+                              NLLLoss, SmoothL1Loss)
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Conv1d", "Conv2d",
     "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "Dropout", "Embedding", "Flatten", "GELU", "GroupNorm", "InstanceNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm2d",
     "Identity", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MaxPool2d", "Module", "ModuleList", "ReLU",
     "RMSNorm", "Sequential", "Sigmoid", "SiLU", "Softmax", "Tanh", "optim", "state",
+    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "KLDivLoss", "L1Loss", "MSELoss", "NLLLoss", "SmoothL1Loss",
+    "datasets", "functional", "init", "utils",
 ]

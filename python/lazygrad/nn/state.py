@@ -1,7 +1,8 @@
 """lazygrad.nn.state: tinygrad's state helpers. get_state_dict walks any object (a Module, a plain
 class, lists, tuples, dicts) and names each Tensor by its path ("layers.0.weight"); the tensors
 are the live handles, so assigning into them (load_state_dict) updates the model. safe_load and
-safe_save read and write safetensors files (lazygrad's checked C++ reader and atomic writer).
+safe_save read and write safetensors files (lazygrad's checked C++ reader and atomic writer);
+torch_load reads PyTorch's zip checkpoints without torch (nn/torch_load.py).
 """
 from collections import OrderedDict
 
@@ -73,4 +74,26 @@ def safe_save(tensors, fn, metadata=None):
     _C_nn.safe_save(str(fn), dict(tensors), dict(metadata or {}))
 
 
-__all__ = ["get_parameters", "get_state_dict", "load_state_dict", "safe_load", "safe_save"]
+def gguf_load(path_or_tensor):
+    """tinygrad's gguf_load: (metadata, tensors) of a GGUF file (llama.cpp's format), read by
+    lazygrad's C++ reader (docs/gguf.md): metadata as Python values (ints, floats, bools, strings,
+    lists), tensors by name in PyTorch's shape order, F32/F16/BF16/F64 and the integer types in
+    their own dtype, Q4_0, Q8_0 and Q4_K dequantized to float32. Takes a path, or (as tinygrad) a
+    uint8 Tensor holding the file's bytes."""
+    if isinstance(path_or_tensor, Tensor):
+        import os  # noqa: PLC0415
+        import tempfile  # noqa: PLC0415
+        fd, tmp = tempfile.mkstemp(suffix=".gguf")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(path_or_tensor.numpy().tobytes())
+            return _C_nn.gguf_load(tmp)
+        finally:
+            os.unlink(tmp)  # the reader's mapping keeps the data alive
+    return _C_nn.gguf_load(str(path_or_tensor))
+
+
+from lazygrad.nn.torch_load import torch_load  # noqa: E402
+
+__all__ = ["get_parameters", "get_state_dict", "gguf_load", "load_state_dict", "safe_load", "safe_save",
+           "torch_load"]
