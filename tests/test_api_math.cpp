@@ -160,6 +160,33 @@ TEST(ApiMathResults, CummaxIndicesAreInt64) {
   EXPECT_EQ(indices.to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 2, 3}));
 }
 
+// bitcast: the same bytes as another dtype (IEEE bit patterns known by heart), the last dimension
+// scaled when the sizes differ, on a non-contiguous input too.
+TEST(ApiMathBitcast, ReinterpretsTheBytes) {
+  Tensor f = Tensor::from_vector<float>({1.0f, -2.0f, 0.5f, 0.0f}, {2, 2});
+  EXPECT_EQ(f.bitcast(lazygrad::kInt32).to_vector<int64_t>(),
+            (std::vector<int64_t>{0x3f800000, static_cast<int32_t>(0xc0000000), 0x3f000000, 0}));
+  EXPECT_EQ(f.t().bitcast(lazygrad::kUInt32).to_vector<uint32_t>(),  // the transposed values' bits
+            (std::vector<uint32_t>{0x3f800000u, 0x3f000000u, 0xc0000000u, 0u}));
+  Tensor h = Tensor::from_vector<float>({1.0f, -2.0f}, {2}).to(lazygrad::kFloat16);
+  EXPECT_EQ(h.bitcast(lazygrad::kUInt16).to_vector<int64_t>(), (std::vector<int64_t>{0x3c00, 0xc000}));
+  Tensor bytes = f.bitcast(lazygrad::kUInt8);  // little-endian, 4 bytes per float
+  EXPECT_EQ(bytes.shape(), (Shape{2, 8}));
+  EXPECT_EQ(bytes.to_vector<int64_t>()[3], 0x3f);
+  Tensor back = bytes.bitcast(lazygrad::kFloat32);
+  EXPECT_EQ(back.shape(), (Shape{2, 2}));
+  EXPECT_EQ(back.to_vector<float>(), f.to_vector<float>());
+  EXPECT_EQ(Tensor::from_vector<int32_t>({}, {0, 4}).bitcast(lazygrad::kInt16).shape(), (Shape{0, 8}));
+  EXPECT_FALSE(f.requires_grad() && f.bitcast(lazygrad::kInt32).requires_grad());
+}
+
+TEST(ApiMathBitcast, Errors) {
+  Tensor f = Tensor::from_vector<float>({1.0f, 2.0f, 3.0f}, {3});
+  expect_error([&] { f.bitcast(lazygrad::kBool); }, {"bitcast", "float32 {3} to bool"});
+  expect_error([&] { f.bitcast(lazygrad::kFloat64); }, {"bitcast", "12 bytes", "float64"});
+  expect_error([&] { Tensor::full({}, 1.0f).bitcast(lazygrad::kFloat16); }, {"bitcast", "0-d"});
+}
+
 TEST(ApiMathResults, IntegerFmodByZeroIsAnError) {
   // PyTorch raises ZeroDivisionError (a RuntimeError) for an integer divisor of 0, as remainder.
   Tensor a = Tensor::from_vector<int32_t>({5, -5}, {2}), b = Tensor::from_vector<int32_t>({0, 2}, {2});

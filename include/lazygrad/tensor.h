@@ -125,6 +125,10 @@ class Tensor {
   Tensor to(const std::string& device) const;
   Tensor to(const char* device) const { return to(std::string(device)); }
   Tensor cast(DType dtype) const { return to(dtype); }
+  // The same bytes read as another dtype (tinygrad's bitcast, PyTorch's view(dtype)): the last
+  // dimension scales by the ratio of the item sizes. Realizes self and copies its bytes into a new
+  // buffer on its device (PyTorch's view shares the memory). No gradient; bool only from bool.
+  Tensor bitcast(DType dtype) const;
 
   Tensor add(const Tensor& other) const;
   Tensor add(Scalar other) const;

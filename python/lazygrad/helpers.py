@@ -222,5 +222,22 @@ def all_int(t):
     return all(isinstance(s, int) for s in t)
 
 
-__all__ = ["BEAM", "Context", "DEBUG", "FTZ", "NOOPT", "THREADS", "Timing", "all_int", "all_same", "colored",
-           "dedup", "flatten", "getenv", "prod", "tqdm", "trange"]
+def argfix(*x):
+    """f(1, 2) and f((1, 2)) alike: one tuple or list argument is unpacked (tinygrad's argfix)."""
+    if x and x[0].__class__ in (tuple, list):
+        if len(x) != 1:
+            raise ValueError(f"bad arg {x}")
+        return tuple(x[0])
+    return x
+
+
+def round_up(num, amt):
+    """num rounded up to a multiple of amt."""
+    return (num + amt - 1) // amt * amt
+
+
+ContextVar = _Setting  # tinygrad's name for the class of DEBUG, BEAM, ...
+
+
+__all__ = ["BEAM", "Context", "ContextVar", "DEBUG", "FTZ", "NOOPT", "THREADS", "Timing", "all_int", "all_same",
+           "argfix", "colored", "dedup", "flatten", "getenv", "prod", "round_up", "tqdm", "trange"]

@@ -373,3 +373,141 @@ Tensor.qr = _qr
 Tensor.svd = _svd
 Tensor.amax = lambda self, axis=None, keepdim=False, dim=None: self.max(axis if dim is None else dim, keepdim)
 Tensor.amin = lambda self, axis=None, keepdim=False, dim=None: self.min(axis if dim is None else dim, keepdim)
+
+
+# ---- tinygrad's keyword arguments on bound methods ----
+# tinygrad's products and softmaxes take dtype=: the inputs are cast to it first, so the work
+# accumulates and returns in that dtype (PyTorch's softmax(dtype=) casts the input too).
+def _cast_to(t, dtype):
+    return t if dtype is None or t.dtype == dtype else t.cast(dtype)
+
+
+_bound = {name: getattr(Tensor, name) for name in (
+    "assign", "dot", "matmul", "linear", "conv2d", "softmax", "log_softmax", "gradient", "hardsigmoid", "selu",
+    "realize", "scaled_dot_product_attention")}
+_bound_einsum, _bound_rand = Tensor.einsum, Tensor.rand
+
+
+def _assign(self, x):
+    """Writes x's values into this tensor (seen by every handle and view of it); tinygrad's name."""
+    return _bound["assign"](self, x)
+
+
+def _dot(self, w, dtype=None):
+    """self @ w; with dtype, both are cast to it first (tinygrad's accumulation dtype)."""
+    return _bound["dot"](_cast_to(self, dtype), _cast_to(w, dtype) if isinstance(w, Tensor) else w)
+
+
+def _matmul(self, x, reverse=False, dtype=None):
+    """self @ x (x @ self with reverse); with dtype, both are cast to it first."""
+    return _bound["matmul"](_cast_to(self, dtype), _cast_to(x, dtype) if isinstance(x, Tensor) else x, reverse)
+
+
+def _linear(self, weight, bias=None, dtype=None):
+    """tinygrad's linear: self @ weight + bias (weight [in, out]); with dtype, cast first."""
+    return _bound["linear"](_cast_to(self, dtype), _cast_to(weight, dtype),
+                            None if bias is None else _cast_to(bias, dtype))
+
+
+def _conv2d(self, weight, bias=None, groups=1, stride=1, dilation=1, padding=0, dtype=None):
+    """tinygrad's conv2d (any number of spatial dimensions); with dtype, the operands are cast first."""
+    return _bound["conv2d"](_cast_to(self, dtype), _cast_to(weight, dtype),
+                            None if bias is None else _cast_to(bias, dtype), groups, stride, dilation, padding)
+
+
+def _softmax(self, axis=None, dtype=None, *, dim=None):
+    """softmax along axis (default -1); with dtype, the input is cast first (PyTorch's and tinygrad's dtype=)."""
+    return _bound["softmax"](_cast_to(self, dtype), axis, dim=dim)
+
+
+def _log_softmax(self, axis=None, dtype=None, *, dim=None):
+    """log_softmax along axis (default -1); with dtype, the input is cast first."""
+    return _bound["log_softmax"](_cast_to(self, dtype), axis, dim=dim)
+
+
+def _einsum(formula, *operands, dtype=None):
+    """torch.einsum / tinygrad's Tensor.einsum; with dtype, the operands are cast first."""
+    if dtype is not None:
+        flat = [o for op in operands for o in (op if isinstance(op, (list, tuple)) else [op])]
+        operands = tuple(_cast_to(o if isinstance(o, Tensor) else Tensor(o), dtype) for o in flat)
+    return _bound_einsum(formula, *operands)
+
+
+def _gradient(self, *targets, gradient=None, materialize_grads=False):
+    """d(self)/d(targets) (tinygrad's Tensor.gradient). A target self does not depend on gets zeros
+    of its shape, with or without materialize_grads (tinygrad raises without it)."""
+    grads = _bound["gradient"](self, *targets, gradient=gradient)
+    if materialize_grads:
+        grads = [g if g is not None else Tensor.zeros(*t.shape, dtype=t.dtype, device=t.device)
+                 for g, t in zip(grads, targets)]
+    return grads
+
+
+_HARDSIGMOID, _SELU = (1 / 6, 0.5), (1.6732632423543772, 1.0507009873554805)
+
+
+def _hardsigmoid(self, alpha=1 / 6, beta=0.5):
+    """max(0, min(1, alpha x + beta)); the defaults are PyTorch's F.hardsigmoid (and its gradient at the kinks)."""
+    if (alpha, beta) == _HARDSIGMOID:
+        return _bound["hardsigmoid"](self)
+    return (self * alpha + beta).clip(0, 1)
+
+
+def _selu(self, alpha=1.6732632423543772, gamma=1.0507009873554805):
+    """gamma * elu(x, alpha); the defaults are SELU's constants (F.selu)."""
+    if (alpha, gamma) == _SELU:
+        return _bound["selu"](self)
+    return self.elu(alpha) * gamma
+
+
+def _realize(self, *lst, do_update_stats=True):
+    """Realizes self and lst in one schedule. GlobalCounters are always updated (do_update_stats is
+    accepted for tinygrad's callers and has no effect)."""
+    return _bound["realize"](self, *lst)
+
+
+def _rand(*shape, device=None, dtype=None, contiguous=True, **kwargs):
+    """U[0, 1) (tinygrad's Tensor.rand). contiguous is accepted and has no effect: lazygrad's random
+    numbers are computed inside the consuming kernel either way, with the same values."""
+    return _bound_rand(*shape, device=device, dtype=dtype, **kwargs)
+
+
+def _sdpa(self, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """F.scaled_dot_product_attention with self as the query. enable_gqa (grouped-query attention):
+    key and value may have fewer heads (dimension -3) than the query, a divisor of its count; each
+    is repeated for its group of query heads, as PyTorch 2.5 and tinygrad do."""
+    if enable_gqa and key.ndim >= 3 and self.ndim >= 3 and key.shape[-3] != self.shape[-3]:
+        heads, kv_heads = self.shape[-3], key.shape[-3]
+        if kv_heads == 0 or heads % kv_heads:
+            raise _C.LazygradError(f"scaled_dot_product_attention: {heads} query heads are not a multiple of "
+                                   f"{kv_heads} key/value heads (enable_gqa)")
+        key = key.repeat_interleave(heads // kv_heads, -3)
+        value = value.repeat_interleave(heads // kv_heads, -3)
+    return _bound["scaled_dot_product_attention"](self, key, value, attn_mask, dropout_p, is_causal, scale)
+
+
+_bound_view = Tensor.view
+
+
+def _view(self, *shape, dtype=None):
+    """PyTorch's view: a shape (as reshape), or a dtype (view(torch.int32): bitcast, a copy here)."""
+    from lazygrad._C import DType
+    target = dtype if dtype is not None else (shape[0] if len(shape) == 1 and isinstance(shape[0], DType) else None)
+    return self.bitcast(target) if target is not None else _bound_view(self, *shape)
+
+
+Tensor.view = _view
+Tensor.assign = _assign
+Tensor.dot = _dot
+Tensor.matmul = _matmul
+Tensor.linear = _linear
+Tensor.conv2d = _conv2d
+Tensor.softmax = _softmax
+Tensor.log_softmax = _log_softmax
+Tensor.einsum = staticmethod(_einsum)
+Tensor.gradient = _gradient
+Tensor.hardsigmoid = _hardsigmoid
+Tensor.selu = _selu
+Tensor.realize = _realize
+Tensor.rand = staticmethod(_rand)
+Tensor.scaled_dot_product_attention = _sdpa

@@ -319,6 +319,9 @@ numpy array (any dtype, any strides) or another Tensor.)doc");
           "Moves the tensor to the device in place (tinygrad's to_): every handle sees it.")
       .def(
           "cast", [](const Tensor& t, py::handle dtype) { return t.to(*to_dtype(dtype)); }, py::arg("dtype"))
+      .def(
+          "bitcast", [](const Tensor& t, py::handle dtype) { return t.bitcast(*to_dtype(dtype)); },
+          py::arg("dtype"))
       .def("float", [](const Tensor& t) { return t.to(kFloat32); })
       .def("half", [](const Tensor& t) { return t.to(kFloat16); })
       .def("double", [](const Tensor& t) { return t.to(kFloat64); })

@@ -377,6 +377,35 @@ std::vector<T> Tensor::to_vector() const {
   return out;
 }
 
+Tensor Tensor::bitcast(DType to) const {
+  const DType from = dtype();
+  const int64_t from_size = static_cast<int64_t>(itemsize(from)),
+                to_size = static_cast<int64_t>(itemsize(to));
+  const std::string what = "bitcast: " + std::string(dtype_name(from)) + " " + shape_str(shape()) + " to " +
+                           std::string(dtype_name(to));
+  require(to != kBool || from == kBool,
+          what + ": only bool tensors reinterpret as bool (other bytes are not 0 or 1)");
+  Shape out = shape();
+  if (from_size != to_size) {
+    require(dim() > 0, what + ": a 0-d tensor reinterprets only as a dtype of the same size");
+    require(out.back() * from_size % to_size == 0,
+            what + ": the last dimension's " + std::to_string(out.back() * from_size) +
+                " bytes are not a whole number of " + std::string(dtype_name(to)) + " elements");
+    out.back() = out.back() * from_size / to_size;
+  }
+  if (from == to) return detach();
+  realize();
+  const int64_t n = numel();
+  if (n == 0) return Tensor::empty(out, to, device());
+  auto buf = contiguous_buffer(*this);
+  std::vector<std::byte> bytes = host_vector<std::byte>(n * from_size, "bitcast");
+  if (const void* host = buf->host_ptr())
+    std::memcpy(bytes.data(), host, bytes.size());
+  else
+    buf->copyout(bytes);
+  return from_bytes(bytes.data(), bytes.size(), out, to, device());
+}
+
 template <class T>
 T Tensor::item() const {
   require(numel() == 1, "item: a Tensor with " + std::to_string(numel()) + " elements (shape " +

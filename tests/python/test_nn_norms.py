@@ -64,3 +64,18 @@ def test_layer_norm_2d_normalizes_channels():
     assert isinstance(m, nn.LayerNorm)
     with pytest.raises(lazygrad.LazygradError, match="LayerNorm2d"):
         m(Tensor.ones(6, 3, 4))
+
+
+def test_safe_load_metadata_is_tinygrads(tmp_path):
+    import json
+    path = tmp_path / "m.safetensors"
+    nn.state.safe_save({"w": Tensor([[1.0, 2.0]]), "b": Tensor([3], dtype=lazygrad.dtypes.int64)}, path,
+                       {"step": "7"})
+    t, n, header = nn.state.safe_load_metadata(path)
+    raw = path.read_bytes()
+    assert t.dtype == lazygrad.dtypes.uint8 and t.shape == (len(raw),)
+    assert n == int.from_bytes(raw[:8], "little") and header == json.loads(raw[8:8 + n])
+    assert header["__metadata__"] == {"step": "7"} and header["w"]["shape"] == [1, 2]
+    path.write_bytes(raw[:8] + b"[" + raw[9:])  # a corrupt header is refused
+    with pytest.raises(lazygrad.LazygradError):
+        nn.state.safe_load_metadata(path)

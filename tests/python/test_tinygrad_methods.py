@@ -164,3 +164,87 @@ def _hash_reference(data: bytes) -> bytes:
 def test_hash_is_tinygrads_tree_of_shake128():
     t = Tensor(np.frombuffer(b"Hello World!", dtype=np.uint8).copy())
     assert bytes(t.hash().numpy().tolist()) == _hash_reference(b"Hello World!")
+
+
+def test_tinygrad_keywords_on_products_and_softmax():
+    a = Tensor([[1.0, 2.0], [3.0, 4.0]], dtype=dtypes.float16)
+    b = Tensor([[0.5, -1.0], [2.0, 0.25]], dtype=dtypes.float16)
+    ref = a.numpy().astype(np.float32) @ b.numpy().astype(np.float32)
+    for out in (a.matmul(b, dtype=dtypes.float32), a.dot(w=b, dtype=dtypes.float32),
+                a.linear(b, dtype=dtypes.float32), Tensor.einsum("ij,jk->ik", a, b, dtype=dtypes.float32)):
+        assert out.dtype == dtypes.float32
+        np.testing.assert_allclose(out.numpy(), ref)
+    assert a.matmul(b).dtype == dtypes.float16
+    np.testing.assert_allclose(a.matmul(b, reverse=True, dtype=dtypes.float32).numpy(),
+                               b.numpy().astype(np.float32) @ a.numpy().astype(np.float32))
+    x = Tensor([[1.0, 2.0, 3.0]], dtype=dtypes.float16)
+    s = x.softmax(dtype=dtypes.float32)
+    assert s.dtype == dtypes.float32
+    np.testing.assert_allclose(s.numpy(), torch.softmax(torch.tensor([[1.0, 2.0, 3.0]]), -1).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.log_softmax(0, dtype=dtypes.float64).numpy(), np.zeros((1, 3)))
+    w = Tensor.ones(2, 1, 3, 3)
+    img = Tensor.ones(1, 1, 4, 4, dtype=dtypes.float16)
+    assert img.conv2d(w, dtype=dtypes.float32).dtype == dtypes.float32
+
+
+def test_tinygrad_keywords_elsewhere():
+    x = Tensor([-4.0, -1.0, 0.0, 1.0, 4.0])
+    xt = torch.tensor(x.numpy())
+    np.testing.assert_allclose(x.hardsigmoid().numpy(), torch.nn.functional.hardsigmoid(xt).numpy())
+    np.testing.assert_allclose(x.hardsigmoid(alpha=0.2, beta=0.5).numpy(), (0.2 * xt + 0.5).clamp(0, 1).numpy())
+    np.testing.assert_allclose(x.selu().numpy(), torch.selu(xt).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.selu(alpha=1.0, gamma=2.0).numpy(), 2 * torch.nn.functional.elu(xt).numpy(),
+                               rtol=1e-6)
+    w = Tensor([1.0, 2.0], requires_grad=True)
+    v = Tensor([3.0], requires_grad=True)
+    g = (w * 3).sum().gradient(w, v, materialize_grads=True)
+    assert g[0].numpy().tolist() == [3, 3] and g[1].numpy().tolist() == [0]
+    assert (w * 3).sum().gradient(w, v)[1].numpy().tolist() == [0]  # zeros either way (tinygrad refuses)
+    y = Tensor.zeros(2).contiguous()
+    assert y.assign(x=Tensor([5.0, 6.0])).numpy().tolist() == [5, 6]
+    a, b = Tensor([1.0]) + 1, Tensor([2.0]) * 2
+    assert a.realize(b, do_update_stats=False) is a and b.numpy().tolist() == [4]
+    assert Tensor.rand(3, contiguous=False).shape == (3,)
+
+
+def test_scaled_dot_product_attention_enable_gqa():
+    Tensor.manual_seed(0)
+    q, k, v = Tensor.randn(1, 4, 3, 8), Tensor.randn(1, 2, 5, 8), Tensor.randn(1, 2, 5, 8)
+    out = q.scaled_dot_product_attention(k, v, enable_gqa=True)
+    kt = torch.tensor(k.numpy()).repeat_interleave(2, dim=1)
+    vt = torch.tensor(v.numpy()).repeat_interleave(2, dim=1)
+    qt = torch.tensor(q.numpy())
+    ref = torch.softmax(qt @ kt.transpose(-2, -1) / 8**0.5, -1) @ vt
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
+    with pytest.raises(lazygrad.LazygradError, match="enable_gqa"):
+        Tensor.randn(1, 3, 3, 8).scaled_dot_product_attention(k, v, enable_gqa=True)
+
+
+@pytest.mark.parametrize("src,dst", [("float32", "int32"), ("int32", "float32"), ("float16", "int16"),
+                                     ("int64", "float64"), ("float32", "uint8"), ("uint8", "float32"),
+                                     ("int16", "float16")])
+def test_bitcast_matches_numpy_view(src, dst):
+    a = (np.arange(-6, 6) * 1.75).astype(src).reshape(3, 4)
+    out = Tensor(a).bitcast(getattr(dtypes, dst))
+    np.testing.assert_array_equal(out.numpy(), a.view(dst))
+    np.testing.assert_array_equal(Tensor(a).view(getattr(dtypes, dst)).numpy(), a.view(dst))
+    assert Tensor(a).view(4, 3).shape == (4, 3)
+
+
+def test_bitcast_errors_and_bfloat16():
+    with pytest.raises(lazygrad.LazygradError, match="bitcast"):
+        Tensor([1.0, 2.0, 3.0]).bitcast(dtypes.float64)
+    bits = Tensor([0x3F80, 0xC000], dtype=dtypes.uint16)  # 1.0 and -2.0 as bfloat16
+    assert bits.bitcast(dtypes.bfloat16).float().numpy().tolist() == [1.0, -2.0]
+    a = np.array([0x3F80, 0x4040], dtype=np.uint16)
+    assert Tensor.from_blob(a.ctypes.data, (2,), dtype=dtypes.bfloat16).float().numpy().tolist() == [1.0, 3.0]
+
+
+def test_keccak_of_wider_dtypes_hashes_their_bytes():
+    import hashlib
+    a = np.arange(10, dtype=np.int32) * 1000003
+    assert bytes(Tensor(a).keccak().numpy().tolist()).hex() == hashlib.sha3_256(a.tobytes()).hexdigest()
+    with pytest.raises(ValueError):
+        Tensor(a).keccak("md5")
+
+

@@ -69,6 +69,20 @@ def safe_load(fn):
     return _C_nn.safe_load(str(fn))
 
 
+def safe_load_metadata(fn):
+    """tinygrad's safe_load_metadata: (the file's bytes as a uint8 Tensor, the header's length, the
+    header as a dict of tensor entries and "__metadata__"). lazygrad's reader checks the header first,
+    so a corrupt file raises naming the offset. lazygrad reads the bytes into memory (tinygrad maps
+    them from disk)."""
+    import json
+
+    import numpy as np
+    _C_nn.safe_load_metadata(str(fn))
+    raw = np.fromfile(str(fn), dtype=np.uint8)
+    n = int.from_bytes(raw[:8].tobytes(), "little")
+    return Tensor(raw), n, json.loads(raw[8:8 + n].tobytes())
+
+
 def safe_save(tensors, fn, metadata=None):
     """Writes tensors (a dict of name -> Tensor) to a safetensors file, atomically."""
     _C_nn.safe_save(str(fn), dict(tensors), dict(metadata or {}))
@@ -95,5 +109,6 @@ def gguf_load(path_or_tensor):
 
 from lazygrad.nn.torch_load import torch_load  # noqa: E402
 
-__all__ = ["get_parameters", "get_state_dict", "gguf_load", "load_state_dict", "safe_load", "safe_save",
+__all__ = ["get_parameters", "get_state_dict", "gguf_load", "load_state_dict", "safe_load", "safe_load_metadata",
+           "safe_save",
            "torch_load"]
