@@ -224,13 +224,13 @@ numpy array (any dtype, any strides) or another Tensor.)doc");
           py::arg("dim") = py::none())
       .def("__len__",
            [](const Tensor& t) {
-             if (t.ndim() == 0) throw py::type_error("len() of a 0-d tensor");
+             if (t.ndim() == 0) throw TypeError("len() of a 0-d tensor");
              return t.shape()[0];
            })
       .def("__hash__", [](const Tensor& t) { return reinterpret_cast<intptr_t>(t.impl().get()); })
       .def("__bool__",
            [](const Tensor&) -> bool {
-             throw py::type_error("__bool__ on Tensor is not defined (use .item(), .all() or .any())");
+             throw TypeError("__bool__ on Tensor is not defined (use .item(), .all() or .any())");
            })
       .def("__repr__",
            [](const Tensor& t) {
@@ -264,8 +264,8 @@ numpy array (any dtype, any strides) or another Tensor.)doc");
       .def("item",
            [](const Tensor& t) {
              if (t.numel() != 1)
-               throw Error("item: a Tensor with " + std::to_string(t.numel()) + " elements (shape " +
-                           shape_str(t.shape()) + ") cannot be converted to a scalar");
+               throw ValueError("item: a Tensor with " + std::to_string(t.numel()) + " elements (shape " +
+                                shape_str(t.shape()) + ") cannot be converted to a scalar");
              return to_numpy(t).attr("item")();
            })
       .def("__float__", [](const Tensor& t) { return py::cast(t).attr("item")().cast<double>(); })

@@ -690,20 +690,28 @@ Tensor Tensor::interpolate(IntList size, std::vector<double> scale_factor, const
                            std::optional<bool> align_corners) const {
   const char* op = "interpolate";
   require(dim() == 3 || dim() == 4,
-          "interpolate: expected a 3-D [N, C, W] or 4-D [N, C, H, W] input, got shape " + shape_str(shape()));
+          "interpolate: expected a 3-D [N, C, W] or 4-D [N, C, H, W] input, got shape " + shape_str(shape()),
+          ErrorKind::NotImplemented);
   size_t nd = static_cast<size_t>(dim()) - 2;
   bool linear = mode == "linear" || mode == "bilinear";
-  require(mode == "nearest" || linear, "interpolate: mode '" + mode +
-                                           "' is not supported (nearest, linear, bilinear), input " +
-                                           shape_str(shape()));
-  require(mode != "linear" || nd == 1, "interpolate: got " + std::to_string(dim()) + "-D input " +
-                                           shape_str(shape()) + ", but linear mode needs 3-D input");
-  require(mode != "bilinear" || nd == 2, "interpolate: got " + std::to_string(dim()) + "-D input " +
-                                             shape_str(shape()) + ", but bilinear mode needs 4-D input");
+  require(mode == "nearest" || linear,
+          "interpolate: mode '" + mode + "' is not supported (nearest, linear, bilinear), input " +
+              shape_str(shape()),
+          ErrorKind::NotImplemented);
+  require(mode != "linear" || nd == 1,
+          "interpolate: got " + std::to_string(dim()) + "-D input " + shape_str(shape()) +
+              ", but linear mode needs 3-D input",
+          ErrorKind::NotImplemented);
+  require(mode != "bilinear" || nd == 2,
+          "interpolate: got " + std::to_string(dim()) + "-D input " + shape_str(shape()) +
+              ", but bilinear mode needs 4-D input",
+          ErrorKind::NotImplemented);
   require(linear || !align_corners,
-          "interpolate: align_corners can only be set with the linear modes, not '" + mode + "'");
+          "interpolate: align_corners can only be set with the linear modes, not '" + mode + "'",
+          ErrorKind::Value);
   require(!size.empty() != !scale_factor.empty(),
-          "interpolate: exactly one of size or scale_factor must be given, input " + shape_str(shape()));
+          "interpolate: exactly one of size or scale_factor must be given, input " + shape_str(shape()),
+          ErrorKind::Value);
   require(!linear || is_float(dtype()), "interpolate: mode '" + mode + "' is not implemented for " +
                                             std::string(dtype_name(dtype())) + " input " +
                                             shape_str(shape()));
@@ -714,7 +722,8 @@ Tensor Tensor::interpolate(IntList size, std::vector<double> scale_factor, const
   } else {
     require(scale_factor.size() == 1 || scale_factor.size() == nd,
             "interpolate: scale_factor must have one value or one per spatial dimension of input " +
-                shape_str(shape()));
+                shape_str(shape()),
+            ErrorKind::Value);
     for (size_t j = 0; j < nd; j++) {
       double f = scale_factor.size() == 1 ? scale_factor[0] : scale_factor[j];
       require(std::isfinite(f) && f > 0,
