@@ -589,3 +589,21 @@ TEST(ErrorKinds, ShapeAndDtypeMismatchesStayRuntimeErrors) {
   EXPECT_KIND(Tensor::ones({0, 3}).max(), ErrorKind::Runtime);
   EXPECT_KIND(a.gelu("foo"), ErrorKind::Runtime);
 }
+
+TEST(ErrorKinds, ModuleAndOptimizerArgumentsAreValueErrorsAsInPyTorch) {
+  namespace nn = lazygrad::nn;
+  EXPECT_KIND(nn::Conv2d(3, 3, 3, 1, 0, 1, 0), ErrorKind::Value);  // groups 0
+  EXPECT_KIND(nn::Conv2d(3, 4, 3, 1, 0, 1, 2), ErrorKind::Value);  // 3 in_channels, 2 groups
+  EXPECT_KIND(nn::Dropout(2.0), ErrorKind::Value);
+  EXPECT_KIND(nn::GroupNorm(2, 3), ErrorKind::Value);
+  EXPECT_KIND(nn::init::calculate_gain("foo"), ErrorKind::Value);
+  EXPECT_KIND(nn::init::calculate_fan_in_and_fan_out(Tensor::ones({3})), ErrorKind::Value);
+  Tensor w = Tensor::ones({2}).requires_grad(true);
+  EXPECT_KIND(lazygrad::optim::SGD({w}, -1.0), ErrorKind::Value);
+  EXPECT_KIND(lazygrad::optim::SGD({w}, 0.1, -1.0), ErrorKind::Value);
+  EXPECT_KIND(lazygrad::optim::SGD({}, 0.1), ErrorKind::Value);
+  EXPECT_THROW(lazygrad::optim::SGD({w}, -1.0), lazygrad::ValueError);
+  nn::Sequential seq;
+  seq.append(std::make_shared<nn::Dropout>(0.5));
+  EXPECT_KIND(seq[3], ErrorKind::Index);
+}

@@ -269,6 +269,12 @@ KIND_ROWS = [
      lambda: F.interpolate(torch.ones(1, 1, 4), size=2, scale_factor=2.0), ValueError),
     ("interpolate align_corners", lambda: Tensor.ones(1, 1, 4).interpolate(size=2, mode="nearest", align_corners=True),
      lambda: F.interpolate(torch.ones(1, 1, 4), size=2, mode="nearest", align_corners=True), ValueError),
+    ("Conv2d groups", lambda: nn.Conv2d(3, 4, 3, groups=2), lambda: torch.nn.Conv2d(3, 4, 3, groups=2), ValueError),
+    ("GroupNorm groups", lambda: nn.GroupNorm(2, 3), lambda: torch.nn.GroupNorm(2, 3), ValueError),
+    ("SGD learning rate", lambda: nn.optim.SGD([Tensor.ones(2, requires_grad=True)], lr=-1),
+     lambda: torch.optim.SGD([torch.ones(2, requires_grad=True)], lr=-1), ValueError),
+    ("Adam beta", lambda: nn.optim.Adam([Tensor.ones(2, requires_grad=True)], b1=1.5),
+     lambda: torch.optim.Adam([torch.ones(2, requires_grad=True)], betas=(1.5, 0.9)), ValueError),
     # TypeError: an argument of the wrong type
     ("len of 0-d", lambda: len(Tensor(1.0)), lambda: len(torch.tensor(1.0)), TypeError),
     # NotImplementedError: a valid request not implemented (PyTorch: for this input rank or mode)
