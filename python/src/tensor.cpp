@@ -495,7 +495,9 @@ void bind_creation(TensorClass& cls) {
       .def_static(
           "randint",
           [](py::args shape, int64_t low, int64_t high, py::handle dtype, py::handle device, py::handle rg) {
-            if (high <= low) throw py::value_error("randint: high must be greater than low");
+            if (high <= low)  // RuntimeError in PyTorch ("random_ expects 'from' to be less than 'to'")
+              throw Error("randint: high (" + std::to_string(high) + ") must be greater than low (" +
+                          std::to_string(low) + ")");
             DType dt = to_dtype(dtype).value_or(kInt32);
             return creation(Tensor::randint(low, high, varargs_shape(shape, "randint"), dt), device, rg);
           },
