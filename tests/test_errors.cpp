@@ -607,3 +607,15 @@ TEST(ErrorKinds, ModuleAndOptimizerArgumentsAreValueErrorsAsInPyTorch) {
   seq.append(std::make_shared<nn::Dropout>(0.5));
   EXPECT_KIND(seq[3], ErrorKind::Index);
 }
+
+TEST(ErrorKinds, SamplingAndDataLoaderArgumentsAreValueErrors) {
+  lazygrad::SamplingOptions o;
+  o.top_k = -1;
+  EXPECT_KIND(lazygrad::validate(o), ErrorKind::Value);
+  o = {};
+  o.top_p = 0;
+  EXPECT_THROW(lazygrad::validate(o), lazygrad::ValueError);
+  lazygrad::data::DataLoaderOptions d;
+  d.batch_size = 0;  // torch: "batch_size should be a positive integer value", a ValueError
+  EXPECT_KIND(lazygrad::data::DataLoader(Tensor::ones({4, 2}), d), ErrorKind::Value);
+}
