@@ -318,3 +318,83 @@ TEST(Autograd, RoundingOpsAndSignHaveZeroGradients) {
     expect_near(x.grad().to_vector<float>(), {0, 0, 0});
   }
 }
+
+// Values from PyTorch 1.13 (float32), bases {0, -0, 1, 2, -2, 0.5, 3}. Through exp2(y * log2|x|)
+// the chain rule gave NaN at a zero base; pow's gradient is PyTorch's formula instead.
+namespace {
+void expect_same(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) {
+    if (std::isnan(want[i]))
+      EXPECT_TRUE(std::isnan(got[i])) << "at " << i << ": " << got[i];
+    else if (std::isinf(want[i]))
+      EXPECT_EQ(got[i], want[i]) << "at " << i;
+    else
+      EXPECT_NEAR(got[i], want[i], 1e-5f * std::max(1.0f, std::abs(want[i]))) << "at " << i;
+  }
+}
+const std::vector<float> kBases{0.0f, -0.0f, 1, 2, -2, 0.5f, 3};
+const float kInf = INFINITY, kNaN = NAN;
+}  // namespace
+
+TEST(Autograd, PowGradientAtAZeroBaseIsPyTorchs) {
+  auto dx = [](double e) {
+    Tensor x = leaf(kBases, {7});
+    (x.pow(e) + x * 0).sum().backward();
+    return x.grad().to_vector<float>();
+  };
+  expect_same(dx(0), {0, 0, 0, 0, 0, 0, 0});  // x ** 0: 0 everywhere, also at 0
+  expect_same(dx(2), {0, -0.0f, 2, 4, -4, 1, 6});
+  expect_same(dx(-1), {-kInf, -kInf, -1, -0.25f, -0.25f, -4, -1 / 9.0f});
+  expect_same(dx(-0.5), {-kInf, -kInf, -0.5f, -0.17677669f, kNaN, -1.4142135f, -0.09622505f});
+  expect_same(dx(2.5), {0, 0, 2.5f, 7.071068f, kNaN, 0.8838835f, 12.99038f});
+  // A tensor exponent: the base's gradient is 0 where the exponent is 0, the exponent's is 0 where
+  // the base is 0 and the exponent >= 0.
+  Tensor x = leaf(kBases, {7}), e = leaf(std::vector<float>(7, 0.0f), {7});
+  x.pow(e).sum().backward();
+  expect_same(x.grad().to_vector<float>(), {0, 0, 0, 0, 0, 0, 0});
+  expect_same(e.grad().to_vector<float>(), {0, 0, 0, 0.6931472f, kNaN, -0.6931472f, 1.0986123f});
+  Tensor y = leaf(kBases, {7}), f = leaf(std::vector<float>(7, 2.5f), {7});
+  y.pow(f).sum().backward();
+  expect_same(y.grad().to_vector<float>(), {0, 0, 2.5f, 7.071068f, kNaN, 0.8838835f, 12.99038f});
+  expect_same(f.grad().to_vector<float>(), {0, 0, 0, 3.9210324f, kNaN, -0.12253226f, 17.125671f});
+  // A zero base to tensor exponents {0, 1, 2, 0.5, -1, -0.5}: 0 for exponents >= 0, -inf below.
+  Tensor p = leaf({0, 1, 2, 0.5f, -1, -0.5f}, {6});
+  Tensor::zeros({6}).pow(p).sum().backward();
+  expect_same(p.grad().to_vector<float>(), {0, 0, 0, 0, -kInf, -kInf});
+}
+
+TEST(Autograd, DivisionGradientsAtOverflowAreTorchs) {
+  // sigmoid written as exp(x) / (1 + exp(x)): PyTorch 1.13 gives NaN at x = 300 in float32 (inf / inf
+  // forward too) and 0 in float64; lazygrad gives the same, and the same at the other points.
+  Tensor x32 = leaf({300, -300, 0, 50, 20}, {5});
+  (x32.exp() / (x32.exp() + 1)).sum().backward();
+  expect_same(x32.grad().to_vector<float>(), {kNaN, 0, 0.25f, 0, 2.0611537e-09f});
+  Tensor x64 = Tensor::from_vector<double>({300, -300, 0, 700, 800}, {5}).requires_grad(true);
+  (x64.exp() / (x64.exp() + 1)).sum().backward();
+  std::vector<double> g = x64.grad().to_vector<double>();
+  EXPECT_EQ(g[0], 0);
+  EXPECT_NEAR(g[1], 5.14820022e-131, 1e-138);
+  EXPECT_EQ(g[2], 0.25);
+  EXPECT_EQ(g[3], 0);
+  EXPECT_TRUE(std::isnan(g[4]));  // exp(800) is inf in float64 too
+}
+
+TEST(Autograd, ComparisonsOfTensorsThatRequireGradHaveZeroGradients) {
+  // torch: x < y is a bool that does not require grad; used as a mask in a float graph, the
+  // gradient flows through the float operand only (tinygrad's test_cmp_lt_backwards).
+  Tensor x = leaf({1, -2, 3, 0}, {4}), y = leaf({0, 0, 5, 0}, {4});
+  for (const Tensor& c : {x.lt(y), x.ne(y), x.eq(y), x.ge(y), x.gt(0), x.le(0)}) {
+    EXPECT_EQ(c.dtype(), kBool);
+    EXPECT_FALSE(c.requires_grad());
+  }
+  (x * x.lt(0)).sum().backward();
+  expect_near(x.grad().to_vector<float>(), {0, 1, 0, 0});
+  x.zero_grad();
+  (x * x.ne(0) + y * x.lt(y)).sum().backward();
+  expect_near(x.grad().to_vector<float>(), {1, 1, 1, 0});
+  expect_near(y.grad().to_vector<float>(), {0, 1, 1, 0});
+  x.zero_grad();
+  lazygrad::where(x.gt(y), x, y * 2).sum().backward();
+  expect_near(x.grad().to_vector<float>(), {1, 0, 0, 0});
+}

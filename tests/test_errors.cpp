@@ -520,3 +520,102 @@ TEST(ErrorsBeyondTheIssue, UndefinedTensor) {
 }
 
 }  // namespace
+
+// ------------------------------------------------------------------ the kind of each mistake
+// Each error's kind is the Python class PyTorch raises for the same mistake (tests/python/test_errors.py
+// checks the same calls against torch), and the subclass for the kind catches it.
+namespace {
+
+using lazygrad::ErrorKind;
+
+void expect_kind(const std::function<void()>& fn, ErrorKind want, const char* what, const char* file,
+                 int line) {
+  try {
+    fn();
+  } catch (const lazygrad::Error& e) {
+    if (e.kind() != want)
+      ADD_FAILURE_AT(file, line) << what << "\n  kind " << lazygrad::error_kind_name(e.kind())
+                                 << ", expected " << lazygrad::error_kind_name(want) << ": \"" << e.what()
+                                 << "\"";
+    return;
+  }
+  ADD_FAILURE_AT(file, line) << what << "\n  did not throw (expected lazygrad::Error)";
+}
+
+#define EXPECT_KIND(stmt, kind) expect_kind([&] { (void)(stmt); }, (kind), #stmt, __FILE__, __LINE__)
+
+}  // namespace
+
+TEST(ErrorKinds, DimensionAndIndexOutOfRangeAreIndexErrors) {
+  Tensor a = f32({3, 4}), scalar = Tensor::full({}, 1.0f);
+  EXPECT_KIND(a.sum(2), ErrorKind::Index);
+  EXPECT_KIND(a.select(0, 3), ErrorKind::Index);
+  EXPECT_KIND(scalar.select(0, 0), ErrorKind::Index);
+  EXPECT_KIND(scalar.slice(0, 0, 1), ErrorKind::Index);
+  EXPECT_KIND(a.narrow(0, 5, 1), ErrorKind::Index);
+  EXPECT_KIND(scalar.size(0), ErrorKind::Index);
+  EXPECT_KIND(scalar.unbind(0), ErrorKind::Index);
+  EXPECT_KIND(a.index_select(0, Tensor::zeros({2, 2}, lazygrad::kInt64)), ErrorKind::Index);
+  EXPECT_KIND(Tensor::ones({0, 3}).max(0), ErrorKind::Index);
+  EXPECT_KIND(Tensor::ones({0, 3}).argmax(0), ErrorKind::Index);
+  EXPECT_KIND(Tensor::ones({3}).group_norm(1), ErrorKind::Index);
+  // The subclass catches it too.
+  EXPECT_THROW((void)a.select(1, 4), lazygrad::IndexError);
+}
+
+TEST(ErrorKinds, BadArgumentValuesAreValueErrors) {
+  Tensor a = f32({3, 4});
+  EXPECT_KIND(a.slice(0, 0, 3, 0), ErrorKind::Value);
+  EXPECT_KIND(a.mse_loss(a, "foo"), ErrorKind::Value);
+  EXPECT_KIND(a.cross_entropy(Tensor::zeros({2}, lazygrad::kInt64)), ErrorKind::Value);
+  EXPECT_KIND(a.dropout(1.5, true), ErrorKind::Value);
+  EXPECT_KIND(a.item<float>(), ErrorKind::Value);
+  EXPECT_KIND(Tensor::ones({1, 1, 4}).interpolate({2}, {2.0}), ErrorKind::Value);
+  EXPECT_THROW((void)a.dropout(-1, true), lazygrad::ValueError);
+}
+
+TEST(ErrorKinds, UnsupportedModesAreNotImplementedErrors) {
+  EXPECT_KIND(Tensor::ones({1, 4}).interpolate({2}), ErrorKind::NotImplemented);
+  EXPECT_KIND(Tensor::ones({1, 1, 4}).interpolate({2}, {}, "foo"), ErrorKind::NotImplemented);
+  EXPECT_KIND(Tensor::ones({1, 1, 4, 4}).interpolate({2, 2}, {}, "linear"), ErrorKind::NotImplemented);
+}
+
+TEST(ErrorKinds, ShapeAndDtypeMismatchesStayRuntimeErrors) {
+  Tensor a = f32({3, 4});
+  EXPECT_KIND(a + f32({5}), ErrorKind::Runtime);
+  EXPECT_KIND(a.reshape({5}), ErrorKind::Runtime);
+  EXPECT_KIND(a.narrow(0, 1, 5), ErrorKind::Runtime);
+  EXPECT_KIND(a.gather(0, f32({1, 1})), ErrorKind::Runtime);
+  EXPECT_KIND(Tensor::ones({0, 3}).max(), ErrorKind::Runtime);
+  EXPECT_KIND(a.gelu("foo"), ErrorKind::Runtime);
+}
+
+TEST(ErrorKinds, ModuleAndOptimizerArgumentsAreValueErrorsAsInPyTorch) {
+  namespace nn = lazygrad::nn;
+  EXPECT_KIND(nn::Conv2d(3, 3, 3, 1, 0, 1, 0), ErrorKind::Value);  // groups 0
+  EXPECT_KIND(nn::Conv2d(3, 4, 3, 1, 0, 1, 2), ErrorKind::Value);  // 3 in_channels, 2 groups
+  EXPECT_KIND(nn::Dropout(2.0), ErrorKind::Value);
+  EXPECT_KIND(nn::GroupNorm(2, 3), ErrorKind::Value);
+  EXPECT_KIND(nn::init::calculate_gain("foo"), ErrorKind::Value);
+  EXPECT_KIND(nn::init::calculate_fan_in_and_fan_out(Tensor::ones({3})), ErrorKind::Value);
+  Tensor w = Tensor::ones({2}).requires_grad(true);
+  EXPECT_KIND(lazygrad::optim::SGD({w}, -1.0), ErrorKind::Value);
+  EXPECT_KIND(lazygrad::optim::SGD({w}, 0.1, -1.0), ErrorKind::Value);
+  EXPECT_KIND(lazygrad::optim::SGD({}, 0.1), ErrorKind::Value);
+  EXPECT_THROW(lazygrad::optim::SGD({w}, -1.0), lazygrad::ValueError);
+  nn::Sequential seq;
+  seq.append(std::make_shared<nn::Dropout>(0.5));
+  EXPECT_KIND(seq[3], ErrorKind::Index);
+}
+
+TEST(ErrorKinds, SamplingAndDataLoaderArgumentsAreValueErrors) {
+  lazygrad::SamplingOptions o;
+  o.top_k = -1;
+  EXPECT_KIND(lazygrad::validate(o), ErrorKind::Value);
+  o = {};
+  o.top_p = 0;
+  EXPECT_THROW(lazygrad::validate(o), lazygrad::ValueError);
+  lazygrad::data::DataLoaderOptions d;
+  d.batch_size = 0;  // torch: "batch_size should be a positive integer value", a ValueError
+  EXPECT_KIND(lazygrad::data::DataLoader(Tensor::ones({4, 2}), d), ErrorKind::Value);
+}

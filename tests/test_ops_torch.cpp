@@ -216,3 +216,47 @@ TEST(TorchParityFixtures, ManyCases) {
 }
 
 }  // namespace
+
+// Hand-written cases, values from PyTorch 1.13 (issue 16's semantics).
+TEST(TorchParitySemantics, IntegerLinspaceTruncatesTheEndsFirstAsPyTorch) {
+  using lazygrad::kInt64;
+  // PyTorch converts start and end to the integer dtype, steps between them in float64 and truncates.
+  auto lin = [](double s, double e, int64_t n, lazygrad::DType dt) {
+    return Tensor::linspace(s, e, n, dt).to(kInt64).to_vector<int64_t>();
+  };
+  EXPECT_EQ(lin(0, 10, 4, kInt64), (std::vector<int64_t>{0, 3, 6, 10}));
+  EXPECT_EQ(lin(0.5, 10.7, 4, kInt64), (std::vector<int64_t>{0, 3, 6, 10}));
+  EXPECT_EQ(lin(-2.5, 3.7, 6, lazygrad::kInt32), (std::vector<int64_t>{-2, -1, 0, 1, 2, 3}));
+  EXPECT_EQ(lin(1.9, -3.2, 7, kInt64), (std::vector<int64_t>{1, 0, 0, -1, -1, -2, -3}));
+  EXPECT_EQ(lin(0, 255, 5, lazygrad::kUInt8), (std::vector<int64_t>{0, 63, 127, 191, 255}));
+  EXPECT_EQ(lin(-5, 5, 4, lazygrad::kInt8), (std::vector<int64_t>{-5, -1, 1, 5}));
+  EXPECT_EQ(lin(0, 7, 5, kInt64), (std::vector<int64_t>{0, 1, 3, 5, 7}));
+}
+
+TEST(TorchParitySemantics, FlipOfAnEmptyListFlipsNothing) {
+  Tensor x = Tensor::arange(6).reshape({2, 3});
+  EXPECT_EQ(x.flip(std::vector<int64_t>{}).to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(x.flip({}).to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(x.flip({0, 1}).to_vector<int64_t>(), (std::vector<int64_t>{5, 4, 3, 2, 1, 0}));
+}
+
+TEST(TorchParitySemantics, IsinfPicksTheInfinitiesAsked) {
+  Tensor x = Tensor::from_vector<float>({INFINITY, -INFINITY, 1.0f, NAN}, {4});
+  auto bools = [](const Tensor& t) { return t.to(lazygrad::kInt64).to_vector<int64_t>(); };
+  EXPECT_EQ(bools(x.isinf()), (std::vector<int64_t>{1, 1, 0, 0}));
+  EXPECT_EQ(bools(x.isinf(true, false)), (std::vector<int64_t>{1, 0, 0, 0}));  // torch.isposinf
+  EXPECT_EQ(bools(x.isinf(false, true)), (std::vector<int64_t>{0, 1, 0, 0}));  // torch.isneginf
+  EXPECT_EQ(bools(x.isinf(false, false)), (std::vector<int64_t>{0, 0, 0, 0}));
+}
+
+TEST(TorchParitySemantics, AUint64ConstantPastInt64Works) {
+  // 2**64 - 1 as a Scalar: a mask for a uint64 tensor, a divisor; out of range for int64 (PyTorch:
+  // "Overflow when unpacking long").
+  const uint64_t all = ~uint64_t{0}, big = (uint64_t{1} << 63) + 5;
+  Tensor u = Tensor::from_vector<uint64_t>({1, big, all}, {3});
+  EXPECT_EQ((u & Scalar(all)).to_vector<uint64_t>(), (std::vector<uint64_t>{1, big, all}));
+  EXPECT_EQ(u.floor_divide(Scalar(all)).to_vector<uint64_t>(), (std::vector<uint64_t>{0, 0, 1}));
+  EXPECT_EQ((u == Scalar(all)).to(lazygrad::kInt64).to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_THROW((void)(Tensor::ones({2}, lazygrad::kInt64) & Scalar(all)), lazygrad::Error);
+  EXPECT_FLOAT_EQ((Tensor::ones({1}) * Scalar(all)).item<float>(), 1.8446744e19f);
+}

@@ -20,8 +20,9 @@ class Scalar {
       d_ = i_;
     } else if constexpr (std::is_integral_v<T>) {
       kind_ = Kind::Int;
-      i_ = static_cast<int64_t>(v);
+      i_ = static_cast<int64_t>(v);  // a uint64 past INT64_MAX keeps its bits (see to_int)
       d_ = static_cast<double>(v);
+      if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8) above_int64_ = v > static_cast<T>(INT64_MAX);
     } else {
       kind_ = Kind::Float;
       d_ = static_cast<double>(v);
@@ -32,12 +33,16 @@ class Scalar {
   Kind kind() const { return kind_; }
   bool is_float() const { return kind_ == Kind::Float; }
   double to_double() const { return d_; }
+  // An integer's value; a uint64 above INT64_MAX (2**64-1 for a mask) comes back as its bits,
+  // which is the value once it is a uint64 constant. Such a value fits no other integer dtype.
   int64_t to_int() const { return kind_ == Kind::Float ? static_cast<int64_t>(d_) : i_; }
+  bool above_int64() const { return above_int64_; }
 
  private:
   Kind kind_;
   int64_t i_;
   double d_;
+  bool above_int64_ = false;
 };
 
 }  // namespace lazygrad

@@ -260,7 +260,8 @@ class Tensor {
   Tensor lerp(const Tensor& end, Scalar weight) const;  // start + weight * (end - start)
   Tensor lerp(const Tensor& end, const Tensor& weight) const;
   Tensor isnan() const;  // bool
-  Tensor isinf() const;  // bool
+  // bool; tinygrad's detect_positive/detect_negative pick which infinities count.
+  Tensor isinf(bool detect_positive = true, bool detect_negative = true) const;
   // posinf/neginf default to the dtype's largest finite values.
   Tensor nan_to_num(double nan = 0.0, std::optional<double> posinf = std::nullopt,
                     std::optional<double> neginf = std::nullopt) const;

@@ -24,7 +24,8 @@ bool is_int(py::handle h) {
   return (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) || py::isinstance(h, integer);
 }
 
-[[noreturn]] void index_error(const std::string& m) { throw py::index_error(m); }
+// lazygrad.LazygradIndexError: an IndexError that is also a LazygradError.
+[[noreturn]] void index_error(const std::string& m) { throw IndexError(m); }
 
 // A list, tuple or numpy array of integers as an int64 index tensor, range-checked against n.
 Tensor index_tensor(py::handle h, int64_t n) {
@@ -76,8 +77,10 @@ std::vector<Item> parse(const Tensor& t, py::handle index) {
     else if (py::isinstance<Tensor>(h) || py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h) ||
              py::isinstance<py::array>(h))
       items.push_back({Kind::Tensor, h}), consumed++;
+    else if (py::isinstance<py::str>(h))
+      throw TypeError("a str is not an index: only integers, slices, None, Ellipsis and integer tensors are");
     else
-      throw py::type_error(
+      throw IndexError(  // PyTorch: IndexError for an index of another type it does not take
           "only integers, slices, None, Ellipsis and integer tensors are valid indices, got " +
           py::str(py::type::of(h)).cast<std::string>());
   }
@@ -132,7 +135,11 @@ Tensor getitem(const Tensor& t, py::handle index) {
           break;
         }
         Py_ssize_t start, stop, step;
-        if (PySlice_Unpack(it.h.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();
+        if (PySlice_Unpack(it.h.ptr(), &start, &stop, &step) < 0) {
+          if (!PyErr_ExceptionMatches(PyExc_ValueError)) throw py::error_already_set();
+          PyErr_Clear();  // a step of 0: a LazygradValueError, as PyTorch's ValueError
+          throw ValueError("index: slice step cannot be zero, indexing shape " + shape_str(t.shape()));
+        }
         int64_t len = PySlice_AdjustIndices(n, &start, &stop, step);
         if (step > 0) {
           if (!(start == 0 && step == 1 && len == n))

@@ -224,13 +224,13 @@ numpy array (any dtype, any strides) or another Tensor.)doc");
           py::arg("dim") = py::none())
       .def("__len__",
            [](const Tensor& t) {
-             if (t.ndim() == 0) throw py::type_error("len() of a 0-d tensor");
+             if (t.ndim() == 0) throw TypeError("len() of a 0-d tensor");
              return t.shape()[0];
            })
       .def("__hash__", [](const Tensor& t) { return reinterpret_cast<intptr_t>(t.impl().get()); })
       .def("__bool__",
            [](const Tensor&) -> bool {
-             throw py::type_error("__bool__ on Tensor is not defined (use .item(), .all() or .any())");
+             throw TypeError("__bool__ on Tensor is not defined (use .item(), .all() or .any())");
            })
       .def("__repr__",
            [](const Tensor& t) {
@@ -264,8 +264,8 @@ numpy array (any dtype, any strides) or another Tensor.)doc");
       .def("item",
            [](const Tensor& t) {
              if (t.numel() != 1)
-               throw Error("item: a Tensor with " + std::to_string(t.numel()) + " elements (shape " +
-                           shape_str(t.shape()) + ") cannot be converted to a scalar");
+               throw ValueError("item: a Tensor with " + std::to_string(t.numel()) + " elements (shape " +
+                                shape_str(t.shape()) + ") cannot be converted to a scalar");
              return to_numpy(t).attr("item")();
            })
       .def("__float__", [](const Tensor& t) { return py::cast(t).attr("item")().cast<double>(); })
@@ -498,7 +498,9 @@ void bind_creation(TensorClass& cls) {
       .def_static(
           "randint",
           [](py::args shape, int64_t low, int64_t high, py::handle dtype, py::handle device, py::handle rg) {
-            if (high <= low) throw py::value_error("randint: high must be greater than low");
+            if (high <= low)  // RuntimeError in PyTorch ("random_ expects 'from' to be less than 'to'")
+              throw Error("randint: high (" + std::to_string(high) + ") must be greater than low (" +
+                          std::to_string(low) + ")");
             DType dt = to_dtype(dtype).value_or(kInt32);
             return creation(Tensor::randint(low, high, varargs_shape(shape, "randint"), dt), device, rg);
           },

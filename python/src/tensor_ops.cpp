@@ -16,8 +16,14 @@ std::optional<Scalar> to_scalar(py::handle h) {
   if (PyLong_Check(p)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
-    if (overflow) throw py::value_error(py::str(h).cast<std::string>() + " does not fit in int64");
-    return Scalar(static_cast<int64_t>(v));
+    if (!overflow) return Scalar(static_cast<int64_t>(v));
+    // Past int64: a uint64 (2**64-1 as a mask for a uint64 tensor) still is a Scalar.
+    unsigned long long u = PyLong_AsUnsignedLongLong(p);
+    if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+      PyErr_Clear();
+      throw py::value_error(py::str(h).cast<std::string>() + " does not fit in int64 or uint64");
+    }
+    return Scalar(static_cast<uint64_t>(u));
   }
   if (PyFloat_Check(p)) return Scalar(PyFloat_AS_DOUBLE(p));
   static py::object& generic = *new py::object(numpy().attr("generic"));  // never freed
@@ -198,6 +204,21 @@ std::vector<Tensor> tensors_of(const Tensor& self, const py::args& args) {
   return ts;
 }
 
+// cat/stack/meshgrid's tensors: self and the others (a.cat(b, c), Tensor.cat(a, b)), or PyTorch's
+// one list (Tensor.cat([a, b], 1): a positional int after the list is the dim).
+std::pair<std::vector<Tensor>, int64_t> tensor_list(py::handle first, const py::args& others,
+                                                    std::optional<int64_t> dim) {
+  if (py::isinstance<Tensor>(first)) return {tensors_of(first.cast<Tensor>(), others), dim.value_or(0)};
+  if (!py::isinstance<py::list>(first) && !py::isinstance<py::tuple>(first))
+    throw TypeError("expected a Tensor or a list of tensors, got " +
+                    py::str(py::type::of(first)).cast<std::string>());
+  std::vector<Tensor> ts;
+  for (py::handle h : first) ts.push_back(as_tensor(h));
+  if (others.size() == 1 && PyLong_Check(others[0].ptr()) && !dim) return {ts, others[0].cast<int64_t>()};
+  if (others.size() > 0) throw TypeError("after a list of tensors, only the dim may follow");
+  return {ts, dim.value_or(0)};
+}
+
 py::tuple tuple_of(const std::vector<Tensor>& ts) { return py::tuple(py::cast(ts)); }
 
 }  // namespace
@@ -231,7 +252,7 @@ void bind_tensor_ops(TensorClass& cls) {
       .def("sign", &Tensor::sign)
       .def("square", &Tensor::square)
       .def("isnan", &Tensor::isnan)
-      .def("isinf", &Tensor::isinf)
+      .def("isinf", &Tensor::isinf, arg("detect_positive") = true, arg("detect_negative") = true)
       .def("isfinite", [](const Tensor& x) { return (x.isnan() | x.isinf()).logical_not(); })
       .def("nan_to_num", &Tensor::nan_to_num, arg("nan") = 0.0, arg("posinf") = none, arg("neginf") = none)
       .def("relu6", &Tensor::relu6)
@@ -240,7 +261,8 @@ void bind_tensor_ops(TensorClass& cls) {
       .def(
           "celu",
           [](const Tensor& x, double alpha) {
-            return x.relu() + ((x / alpha).exp() - 1).mul(alpha).minimum(x.zeros_like(x));
+            // alpha * elu(x / alpha): exp only sees x <= 0, so a large x has gradient 1, not NaN.
+            return (x / alpha).elu(1.0) * alpha;
           },
           arg("alpha") = 1.0)
       .def("selu", &Tensor::selu)
@@ -263,7 +285,8 @@ void bind_tensor_ops(TensorClass& cls) {
       .def("__abs__", &Tensor::abs)
       .def("__invert__", &Tensor::bitwise_not);
   auto clip = [](const Tensor& x, py::handle lo, py::handle hi) {
-    if (lo.is_none() && hi.is_none()) throw py::value_error("clip: give min_ or max_ (or both)");
+    if (lo.is_none() && hi.is_none())
+      throw Error("clip: give min_ or max_ (or both)");  // RuntimeError as in PyTorch
     if (py::isinstance<Tensor>(lo) || py::isinstance<Tensor>(hi))
       return x.clamp(as_opt_tensor(lo), as_opt_tensor(hi));
     auto a = lo.is_none() ? std::nullopt : to_scalar(lo), b = hi.is_none() ? std::nullopt : to_scalar(hi);
@@ -324,7 +347,7 @@ void bind_tensor_ops(TensorClass& cls) {
       return reverse ? reflected(a, b, t)
                      : truncdiv(a, as_tensor(b).to(promote_types(a.dtype(), as_tensor(b).dtype())));
     }
-    if (!m.empty()) throw py::value_error("div: rounding_mode is None, 'trunc' or 'floor', got '" + m + "'");
+    if (!m.empty()) throw Error("div: rounding_mode is None, 'trunc' or 'floor', got '" + m + "'");
     auto f = [](const Tensor& x, const Tensor& y) { return x / y; };
     return reverse ? reflected(a, b, f) : binary(a, b, [](const auto& x, const auto& y) { return x / y; });
   };
@@ -584,7 +607,12 @@ void bind_tensor_ops(TensorClass& cls) {
       .def("expand", [](const Tensor& x, py::args shape) { return x.expand(varargs_shape(shape, "expand")); })
       .def("expand_as", &Tensor::expand_as, arg("other"))
       .def("repeat", [](const Tensor& x, py::args r) { return x.repeat(varargs_shape(r, "repeat")); })
-      .def("flip", [](const Tensor& x, py::args axis) { return x.flip(Axes(varargs_shape(axis, "flip"))); })
+      .def("flip",
+           [](const Tensor& x, py::args axis) {
+             // flip(()) flips nothing; flip() with no dims at all is a mistake, as in PyTorch.
+             if (axis.empty()) throw TypeError("flip: missing the dims to flip (give () to flip none)");
+             return x.flip(Axes(varargs_shape(axis, "flip")));
+           })
       .def("transpose", &Tensor::transpose, arg("dim0") = 1, arg("dim1") = 0)
       .def_property_readonly("T",
                              [](const Tensor& x) {
@@ -599,7 +627,9 @@ void bind_tensor_ops(TensorClass& cls) {
           [](const Tensor& x, int64_t dim, py::handle sizes) {
             Shape s = x.shape(), in = to_shape(sizes, "unflatten");
             int64_t d = dim < 0 ? dim + x.ndim() : dim;
-            if (d < 0 || d >= x.ndim()) throw py::index_error("unflatten: dim out of range");
+            if (d < 0 || d >= x.ndim())
+              throw IndexError("unflatten: dim " + std::to_string(d) + " out of range for shape " +
+                               shape_str(x.shape()));
             s.erase(s.begin() + d);
             s.insert(s.begin() + d, in.begin(), in.end());
             return x.reshape(s);
@@ -662,16 +692,18 @@ void bind_tensor_ops(TensorClass& cls) {
       .def("select", &Tensor::select, arg("dim"), arg("index"))
       .def(
           "cat",
-          [](const Tensor& x, py::args others, int64_t dim) {
-            return Tensor::cat(tensors_of(x, others), dim);
+          [](py::object first, py::args others, std::optional<int64_t> dim) {
+            auto [ts, d] = tensor_list(first, others, dim);
+            return Tensor::cat(ts, d);
           },
-          arg("dim") = 0)
+          arg("dim") = none)
       .def(
           "stack",
-          [](const Tensor& x, py::args others, int64_t dim) {
-            return Tensor::stack(tensors_of(x, others), dim);
+          [](py::object first, py::args others, std::optional<int64_t> dim) {
+            auto [ts, d] = tensor_list(first, others, dim);
+            return Tensor::stack(ts, d);
           },
-          arg("dim") = 0)
+          arg("dim") = none)
       .def(
           "split",
           [](const Tensor& x, py::handle sizes, int64_t dim) {
@@ -794,12 +826,10 @@ void bind_tensor_ops(TensorClass& cls) {
            return einsum(formula, ts);
          },
          arg("formula"))
-      .def_static(
-          "meshgrid",
-          [](py::args tensors, const std::string& indexing) {
-            std::vector<Tensor> ts;
-            for (py::handle h : tensors) ts.push_back(as_tensor(h));
-            return tuple_of(meshgrid(ts, indexing));
+      .def(
+          "meshgrid",  // x.meshgrid(y) (tinygrad), Tensor.meshgrid(x, y) and Tensor.meshgrid([x, y])
+          [](py::object first, py::args others, const std::string& indexing) {
+            return tuple_of(meshgrid(tensor_list(first, others, std::nullopt).first, indexing));
           },
           arg("indexing") = "ij");
 
@@ -815,7 +845,14 @@ void bind_tensor_ops(TensorClass& cls) {
           "sparse_categorical_crossentropy",
           [](const Tensor& x, const Tensor& y, int64_t ignore_index, double ls,
              const std::string& reduction) {
-            return x.cross_entropy(y, std::nullopt, ignore_index, reduction, ls);
+            // tinygrad's classes are the last axis; cross_entropy's are axis 1 of [N, C, d1, ...].
+            Tensor logits = x;
+            if (x.dim() > 2) {
+              std::vector<int64_t> order{0, x.dim() - 1};
+              for (int64_t a = 1; a < x.dim() - 1; a++) order.push_back(a);
+              logits = x.permute(order);
+            }
+            return logits.cross_entropy(y, std::nullopt, ignore_index, reduction, ls);
           },
           arg("Y"), arg("ignore_index") = -1, arg("label_smoothing") = 0.0, arg("reduction") = "mean")
       .def(

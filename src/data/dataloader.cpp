@@ -235,11 +235,11 @@ DataLoader::DataLoader(const Tensor& inputs, DataLoaderOptions options)
 DataLoader::DataLoader(const Tensor& inputs, const Tensor& targets, DataLoaderOptions options)
     : options_(options) {
   if (options.batch_size <= 0)
-    throw Error("DataLoader: batch_size should be a positive integer value, but got batch_size=" +
-                std::to_string(options.batch_size));
+    throw ValueError("DataLoader: batch_size should be a positive integer value, but got batch_size=" +
+                     std::to_string(options.batch_size));
   if (options.prefetch_factor < 0)
-    throw Error("DataLoader: prefetch_factor should be 0 (no thread) or more, but got prefetch_factor=" +
-                std::to_string(options.prefetch_factor));
+    throw ValueError("DataLoader: prefetch_factor should be 0 (no thread) or more, but got prefetch_factor=" +
+                     std::to_string(options.prefetch_factor));
   if (!inputs.defined()) throw Error("DataLoader: inputs is an undefined tensor");
   if (inputs.dim() == 0) throw Error("DataLoader: inputs is 0-d (shape {}): batching needs a dim 0");
   if (targets.defined()) {

@@ -12,8 +12,10 @@ namespace {
 std::shared_ptr<Module> at_index(const std::vector<std::shared_ptr<Module>>& modules, int64_t index,
                                  const char* container) {
   int64_t n = static_cast<int64_t>(modules.size());
-  require(index >= -n && index < n, std::string(container) + ": index " + std::to_string(index) +
-                                        " is out of range for " + std::to_string(n) + " modules");
+  require(index >= -n && index < n,
+          std::string(container) + ": index " + std::to_string(index) + " is out of range for " +
+              std::to_string(n) + " modules",
+          ErrorKind::Index);
   return modules[static_cast<size_t>(index < 0 ? index + n : index)];
 }
 

@@ -46,25 +46,31 @@ ConvNd::ConvNd(const char* name, int spatial_dims, bool transposed, int64_t in_c
       name_(name),
       spatial_dims_(spatial_dims) {
   std::string m = name;
-  require(groups > 0, m + ": groups must be a positive integer, got " + std::to_string(groups));
+  require(groups > 0, m + ": groups must be a positive integer, got " + std::to_string(groups),
+          ErrorKind::Value);
   require(in_channels >= 0 && out_channels >= 0,
           m + ": in_channels and out_channels must be non-negative, got " + std::to_string(in_channels) +
               " and " + std::to_string(out_channels));
-  require(in_channels % groups == 0, m + ": in_channels must be divisible by groups, got in_channels=" +
-                                         std::to_string(in_channels) + ", groups=" + std::to_string(groups));
+  require(in_channels % groups == 0,
+          m + ": in_channels must be divisible by groups, got in_channels=" + std::to_string(in_channels) +
+              ", groups=" + std::to_string(groups),
+          ErrorKind::Value);
   require(out_channels % groups == 0,
           m + ": out_channels must be divisible by groups, got out_channels=" + std::to_string(out_channels) +
-              ", groups=" + std::to_string(groups));
+              ", groups=" + std::to_string(groups),
+          ErrorKind::Value);
   this->kernel_size = per_dim(kernel_size, spatial_dims, 1, m, "kernel_size");
   this->stride = per_dim(stride, spatial_dims, 1, m, "stride");
   this->dilation = per_dim(dilation, spatial_dims, 1, m, "dilation");
   this->output_padding = per_dim(output_padding, spatial_dims, 0, m, "output_padding");
   if (!padding.mode().empty()) {
     require(padding.mode() == "same" || padding.mode() == "valid",
-            m + ": invalid padding string \"" + padding.mode() + "\", should be \"valid\" or \"same\"");
+            m + ": invalid padding string \"" + padding.mode() + "\", should be \"valid\" or \"same\"",
+            ErrorKind::Value);
     require(padding.mode() == "valid" || all_equal(this->stride, 1),
             m + ": padding=\"same\" is not supported for strided convolutions, got stride " +
-                list_str(this->stride));
+                list_str(this->stride),
+            ErrorKind::Value);
   } else {
     this->padding = ConvPadding(per_dim(padding.sizes(), spatial_dims, 0, m, "padding"));
   }

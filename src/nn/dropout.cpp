@@ -9,7 +9,7 @@ namespace lazygrad::nn {
 
 Dropout::Dropout(double p) : p(p) {
   require(p >= 0.0 && p <= 1.0,
-          "Dropout: dropout probability has to be between 0 and 1, but got " + py_float(p));
+          "Dropout: dropout probability has to be between 0 and 1, but got " + py_float(p), ErrorKind::Value);
 }
 
 Tensor Dropout::forward(const Tensor& input) { return input.dropout(p, is_training()); }

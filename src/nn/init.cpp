@@ -28,7 +28,8 @@ void require_float(const Tensor& tensor, const char* fn) {
 // kaiming's fan: fan_in preserves the forward pass's variance, fan_out the backward pass's.
 int64_t fan_for_mode(const Tensor& tensor, const std::string& mode, const char* fn) {
   require(mode == "fan_in" || mode == "fan_out",
-          std::string(fn) + ": mode \"" + mode + "\" not supported, use \"fan_in\" or \"fan_out\"");
+          std::string(fn) + ": mode \"" + mode + "\" not supported, use \"fan_in\" or \"fan_out\"",
+          ErrorKind::Value);
   auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
   return mode == "fan_in" ? fan_in : fan_out;
 }
@@ -46,7 +47,7 @@ double calculate_gain(const std::string& nonlinearity, std::optional<double> par
     return std::sqrt(2.0 / (1.0 + slope * slope));
   }
   if (nonlinearity == "selu") return 3.0 / 4.0;
-  throw Error("calculate_gain: unsupported nonlinearity \"" + nonlinearity + "\"");
+  throw ValueError("calculate_gain: unsupported nonlinearity \"" + nonlinearity + "\"");
 }
 
 std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& tensor) {
@@ -55,7 +56,8 @@ std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& tensor) {
       tensor.dim() >= 2,
       "calculate_fan_in_and_fan_out: fan in and fan out can not be computed for a tensor with fewer than 2 "
       "dimensions, got shape " +
-          shape_str(tensor.shape()));
+          shape_str(tensor.shape()),
+      ErrorKind::Value);
   int64_t receptive_field = 1;
   for (int64_t d = 2; d < tensor.dim(); d++) receptive_field *= tensor.size(d);
   return {tensor.size(1) * receptive_field, tensor.size(0) * receptive_field};

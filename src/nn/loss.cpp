@@ -10,7 +10,8 @@ namespace {
 void check_reduction(const std::string& reduction, const char* module) {
   require(
       reduction == "mean" || reduction == "sum" || reduction == "none",
-      std::string(module) + ": reduction must be \"mean\", \"sum\" or \"none\", got \"" + reduction + "\"");
+      std::string(module) + ": reduction must be \"mean\", \"sum\" or \"none\", got \"" + reduction + "\"",
+      ErrorKind::Value);
 }
 }  // namespace
 

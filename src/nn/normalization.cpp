@@ -65,7 +65,8 @@ void BatchNorm::reset_parameters() {
 Tensor BatchNorm::forward(const Tensor& input) {
   require(std::find(input_dims_.begin(), input_dims_.end(), input.dim()) != input_dims_.end(),
           std::string(name_) + ": expected " + dims_str(input_dims_) + " input, got shape " +
-              shape_str(input.shape()));
+              shape_str(input.shape()),
+          ErrorKind::Value);
   require(input.size(1) == num_features, std::string(name_) + ": expected " + std::to_string(num_features) +
                                              " channels (num_features) in dim 1, got shape " +
                                              shape_str(input.shape()));
@@ -124,10 +125,12 @@ std::string LayerNorm::extra_repr() const {
 
 GroupNorm::GroupNorm(int64_t num_groups, int64_t num_channels, double eps, bool affine)
     : num_groups(num_groups), num_channels(num_channels), eps(eps), affine(affine) {
-  require(num_groups > 0, "GroupNorm: num_groups must be positive, got " + std::to_string(num_groups));
+  require(num_groups > 0, "GroupNorm: num_groups must be positive, got " + std::to_string(num_groups),
+          ErrorKind::Value);
   require(num_channels % num_groups == 0,
           "GroupNorm: num_channels must be divisible by num_groups, got num_channels=" +
-              std::to_string(num_channels) + ", num_groups=" + std::to_string(num_groups));
+              std::to_string(num_channels) + ", num_groups=" + std::to_string(num_groups),
+          ErrorKind::Value);
   if (affine) {  // reset_parameters()'s values, written on the host (nn/host_fill.h says why)
     weight = register_parameter("weight", host_full({num_channels}, 1.0));
     bias = register_parameter("bias", host_full({num_channels}, 0.0));

@@ -28,14 +28,16 @@ Optimizer::Optimizer(std::vector<Tensor> params, double lr, std::string name)
   check(lr >= 0, name_ + ": invalid learning rate: " + num(lr));
   for (size_t i = 0; i < params_.size(); i++) {
     const Tensor& p = params_[i];
-    check(p.defined(), name_ + ": parameter " + std::to_string(i) + " is an undefined tensor");
+    check(p.defined(), name_ + ": parameter " + std::to_string(i) + " is an undefined tensor",
+          ErrorKind::Runtime);
     check(p.is_leaf(), name_ + ": can't optimize a non-leaf Tensor (parameter " + std::to_string(i) +
                            ", shape " + shape_str(p.shape()) +
                            ", is computed from tensors that require grad)");
     for (size_t k = 0; k < i; k++)
-      check(params_[k].impl() != p.impl(), name_ + ": parameters " + std::to_string(k) + " and " +
-                                               std::to_string(i) +
-                                               " are the same tensor (it would be updated twice)");
+      check(params_[k].impl() != p.impl(),
+            name_ + ": parameters " + std::to_string(k) + " and " + std::to_string(i) +
+                " are the same tensor (it would be updated twice)",
+            ErrorKind::Runtime);
   }
 }
 
@@ -48,9 +50,11 @@ std::vector<Tensor> Optimizer::schedule_step() {
   // enough: the graphs built since (the next forward and backward pass) contain its updates and
   // would compute them again, with the new values.
   for (const Tensor& t : pending_)
-    check(t.is_realized(), name_ +
-                               ": the step recorded by the last schedule_step() was not realized; realize "
-                               "the tensors it returned before building the next step's graph");
+    check(t.is_realized(),
+          name_ +
+              ": the step recorded by the last schedule_step() was not realized; realize "
+              "the tensors it returned before building the next step's graph",
+          ErrorKind::Runtime);
   NoGrad no_grad;
   std::vector<Tensor> targets;
   std::vector<size_t> stepped;
@@ -277,7 +281,8 @@ std::vector<Tensor> gradients_of(const std::vector<Tensor>& parameters, const ch
   std::vector<Tensor> grads;
   for (size_t i = 0; i < parameters.size(); i++) {
     check(parameters[i].defined(),
-          std::string(fn) + ": parameter " + std::to_string(i) + " is an undefined tensor");
+          std::string(fn) + ": parameter " + std::to_string(i) + " is an undefined tensor",
+          ErrorKind::Runtime);
     Tensor g = parameters[i].grad();
     if (g.defined()) grads.push_back(g);
   }
@@ -306,7 +311,8 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
     const double value = total.item<double>();
     check(std::isfinite(value),
           "clip_grad_norm_: the total norm of order " + num(norm_type) + " of the gradients is " +
-              num(value) + ", so it cannot be clipped (error_if_nonfinite=false scales them by it anyway)");
+              num(value) + ", so it cannot be clipped (error_if_nonfinite=false scales them by it anyway)",
+          ErrorKind::Runtime);
   }
   // Multiplying by a coefficient clamped to 1 (rather than testing it) keeps the whole thing lazy.
   Tensor coef = (max_norm / (total + 1e-6)).clamp(std::optional<Scalar>(), std::optional<Scalar>(1.0));

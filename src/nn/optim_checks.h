@@ -16,8 +16,12 @@ inline std::string num(double v) {
   return os.str();
 }
 
-inline void check(bool ok, const std::string& message) {
-  if (!ok) throw Error(message);
+// Most are argument values (ValueError in PyTorch: "Invalid learning rate", ...).
+inline void check(bool ok, const std::string& message, ErrorKind kind = ErrorKind::Value) {
+  if (!ok) {
+    if (kind == ErrorKind::Value) throw ValueError(message);
+    throw Error(message, kind);
+  }
 }
 
 }  // namespace lazygrad::optim

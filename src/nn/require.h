@@ -1,15 +1,14 @@
 // The nn modules' argument checks: a failed one throws lazygrad::Error with the given message, of
-// the kind PyTorch's Python class for the mistake (ErrorKind::Value for a bad argument value).
+// the kind PyTorch's Python class would be for the same mistake (ValueError for a bad value, ...).
 #pragma once
 
 #include <string>
 
 #include "lazygrad/error.h"
+#include "tensor/tensor_impl.h"  // lazygrad::require
 
 namespace lazygrad::nn {
 
-inline void require(bool ok, const std::string& message, ErrorKind kind = ErrorKind::Runtime) {
-  if (!ok) throw Error(message, kind);
-}
+using lazygrad::require;  // require(ok, message, kind = ErrorKind::Runtime)
 
 }  // namespace lazygrad::nn

@@ -83,6 +83,8 @@ std::string scalar_text(Scalar v) {
   std::ostringstream os;
   if (v.is_float())
     os << v.to_double();
+  else if (v.above_int64())
+    os << static_cast<uint64_t>(v.to_int());
   else
     os << v.to_int();
   return os.str();
@@ -150,6 +152,11 @@ Tensor Tensor::arange(Scalar start, Scalar end, Scalar step, std::optional<DType
 Tensor Tensor::linspace(double start, double end, int64_t steps, DType dtype, const std::string& device) {
   require(steps >= 0, "linspace: number of steps must be non-negative");
   checked_nbytes({steps}, kFloat64, "linspace");  // computed in float64
+  if (is_int(dtype)) {
+    // PyTorch converts the ends to the integer dtype first (toward zero), then steps between them
+    // in float64 and truncates each value: linspace(0.5, 10.7, 4) as int64 is linspace(0, 10, 4).
+    start = std::trunc(start), end = std::trunc(end);
+  }
   if (steps <= 1) return full({steps}, start, dtype, device);
   double step = (end - start) / static_cast<double>(steps - 1);
   // Both halves are anchored at their end, as PyTorch does, so the last value is exactly `end`.

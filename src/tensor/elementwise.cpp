@@ -84,6 +84,13 @@ constexpr double kLog2E = std::numbers::log2e, kLn2 = std::numbers::ln2;
 }  // namespace
 
 Tensor scalar_tensor(Scalar v, DType dtype) {
+  if (v.above_int64()) {
+    // A uint64 past INT64_MAX (2**64-1 as a mask): exact as a uint64, rounded as a float, and out
+    // of range of every other dtype (PyTorch: "Overflow when unpacking long", a RuntimeError).
+    require(dtype == kUInt64 || is_float(dtype), std::to_string(static_cast<uint64_t>(v.to_int())) +
+                                                     " does not fit in " + std::string(dtype_name(dtype)));
+    if (is_float(dtype)) return make_tensor(const_uop(dtype, v.to_double()));
+  }
   UOpPtr c = v.is_float() ? const_uop(dtype, v.to_double()) : const_int_uop(dtype, v.to_int());
   return make_tensor(c);
 }
@@ -287,16 +294,11 @@ Tensor Tensor::ceil() const {
   return lazygrad::where(t.lt(*this), t + 1, t);
 }
 
-Tensor Tensor::pow(const Tensor& e) const {
-  check_broadcast(*this, e, "pow");
-  DType dt = result_type(*this, e);
-  if (!is_float(dt)) {
-    // Integer powers through float64: exact while the result fits in 53 bits.
-    Tensor r = to(kFloat64).pow(e.to(kFloat64));
-    return lazygrad::where(r.lt(0), r - 0.5, r + 0.5).to(dt);
-  }
-  if (is_half(dt)) return to(kFloat32).pow(e.to(kFloat32)).to(dt);
-  Tensor x = to(dt), y = e.to(dt);
+namespace {
+
+// x ** y for float x and y of one shape, with C's special values; gradients: Tensor::pow.
+Tensor pow_value(const Tensor& x, const Tensor& y) {
+  DType dt = x.dtype();
   Tensor mag = (y * x.abs().log2()).exp2();
   // Negative bases (-0.0 and -inf too): integer exponents give a sign, others NaN for a finite base
   // and the magnitude for -0.0 and -inf (as C's pow does: pow(-0.0, -1) is -inf, pow(-inf, 0.5) inf).
@@ -308,8 +310,8 @@ Tensor Tensor::pow(const Tensor& e) const {
   Tensor signed_zero = x.eq(0).logical_and(x.reciprocal().lt(0));
   Tensor r = lazygrad::where(x.lt(0).logical_or(signed_zero), neg_result, mag);
   // x**0 and (+-1)**y are 1 whatever the other operand is (C's pow agrees, but for (-1)**NaN). exp2(y *
-  // log2|x|) gives that already, with PyTorch's gradients, except where the product is 0 * inf or NaN: only
-  // there is the 1 put in as a constant.
+  // log2|x|) gives that already, except where the product is 0 * inf or NaN: only there is the 1 put
+  // in as a constant.
   Tensor l = x.abs().log2();
   auto not_finite = [](const Tensor& t) { return (t - t).ne(0); };
   // (-1)**NaN stays NaN (C's pow: only 1**NaN is 1), (-1)**inf is 1.
@@ -317,6 +319,31 @@ Tensor Tensor::pow(const Tensor& e) const {
   Tensor special = y.eq(0).logical_and(not_finite(l)).logical_or(unit);
   return lazygrad::where(special, scalar_tensor(1, dt), r);
 }
+
+}  // namespace
+
+Tensor Tensor::pow(const Tensor& e) const {
+  check_broadcast(*this, e, "pow");
+  DType dt = result_type(*this, e);
+  if (!is_float(dt)) {
+    // Integer powers through float64: exact while the result fits in 53 bits.
+    Tensor r = to(kFloat64).pow(e.to(kFloat64));
+    return lazygrad::where(r.lt(0), r - 0.5, r + 0.5).to(dt);
+  }
+  if (is_half(dt)) return to(kFloat32).pow(e.to(kFloat32)).to(dt);
+  Shape shape = broadcast_shape(this->shape(), e.shape(), "pow");
+  Tensor x = to(dt).expand(shape), y = e.to(dt).expand(shape);
+  return with_gradient(pow_value(x, y), {x, y}, [](const Tensor& g, const std::vector<Tensor>& in) {
+    // PyTorch's gradients (the chain through exp2(y * log2|x|) would give NaN at a zero base):
+    // d/dx = y * x^(y-1), and 0 where y == 0; d/dy = x^y * ln(x), and 0 where x == 0 and y >= 0.
+    const Tensor &b = in[0], &p = in[1];
+    Tensor zero = Tensor::zeros_like(g);
+    Tensor dx = lazygrad::where(p.eq(0), zero, g * (p * b.pow(p - 1)));
+    Tensor dy = g * lazygrad::where(b.eq(0).logical_and(p.ge(0)), zero, b.pow(p) * b.log());
+    return std::vector<Tensor>{dx, dy};
+  });
+}
+
 Tensor Tensor::pow(Scalar e) const {
   DType dt = scalar_result_type(*this, e);
   if (dt != dtype()) return to(dt).pow(e);
@@ -333,12 +360,15 @@ Tensor Tensor::pow(Scalar e) const {
         n >>= 1;
         if (n) base = base * base;
       }
-      return first ? full_like(*this, 1) : result;
+      return first ? with_zero_gradient(full_like(*this, 1), *this) : result;  // x ** 0: gradient 0
     }
   }
   // PyTorch's own forms of these exponents (pow(-0.0, -0.5) is then -inf, pow(-inf, 0.5) NaN).
   if (e.to_double() == 0.5) return sqrt();
-  if (e.to_double() == -0.5) return rsqrt();
+  if (e.to_double() == -0.5)  // with PyTorch's gradient, -0.5 * x ** -1.5 (-inf at -0.0 too)
+    return with_gradient(rsqrt(), {*this}, [](const Tensor& g, const std::vector<Tensor>& in) {
+      return std::vector<Tensor>{g * in[0].pow(-1.5) * -0.5};
+    });
   return pow(lift(*this, e));
 }
 

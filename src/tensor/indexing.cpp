@@ -274,7 +274,8 @@ Tensor Tensor::take_along_dim(const Tensor& indices, std::optional<int64_t> dim)
 
 Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
   require_index_dtype(index, "index_select");
-  require(index.dim() <= 1, "index_select: index must be 0-d or 1-d, got shape " + shape_str(index.shape()));
+  require(index.dim() <= 1, "index_select: index must be 0-d or 1-d, got shape " + shape_str(index.shape()),
+          ErrorKind::Index);
   int64_t d = normalize_axis(dim, this->dim(), "index_select");
   if (this->dim() == 0) {
     require(index.numel() == 1,
@@ -288,7 +289,8 @@ Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
 Tensor Tensor::index(int64_t dim, const Tensor& indices) const {
   require_index_dtype(indices, "index");
   require(this->dim() > 0,
-          "index: a 0-d tensor cannot be indexed, got indices of shape " + shape_str(indices.shape()));
+          "index: a 0-d tensor cannot be indexed, got indices of shape " + shape_str(indices.shape()),
+          ErrorKind::Index);
   int64_t d = normalize_axis(dim, this->dim(), "index");
   int64_t n = shape()[d];
   Tensor i = checked_index(indices, {-n, n, d, IndexOp::Index});
@@ -421,7 +423,7 @@ Tensor Tensor::roll(const std::vector<int64_t>& shifts, const std::vector<int64_
   require(shifts.size() == dims.size(), "roll: shifts and dimensions must align, got " +
                                             std::to_string(shifts.size()) + " shifts and " +
                                             std::to_string(dims.size()) + " dims");
-  require(dim() > 0, "roll: a 0-d tensor has no dimension to roll along");
+  require(dim() > 0, "roll: a 0-d tensor has no dimension to roll along", ErrorKind::Index);
   Tensor x = *this;
   for (size_t k = 0; k < dims.size(); k++) {
     int64_t d = normalize_axis(dims[k], dim(), "roll"), n = shape()[d];
@@ -493,7 +495,7 @@ std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
 }
 
 std::vector<Tensor> Tensor::unbind(int64_t dim) const {
-  require(this->dim() > 0, "unbind: a 0-d tensor has no dimension to unbind");
+  require(this->dim() > 0, "unbind: a 0-d tensor has no dimension to unbind", ErrorKind::Index);
   int64_t d = normalize_axis(dim, this->dim(), "unbind");
   std::vector<Tensor> pieces;
   for (int64_t i = 0; i < shape()[d]; i++) pieces.push_back(select(d, i));

@@ -237,10 +237,12 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands) 
     else
       terms.back().push_back(c);
   }
+  // No operand at all is a bad argument (ValueError in PyTorch); too few for the equation a RuntimeError.
+  require(!operands.empty(), "einsum: expected at least one operand for '" + equation + "'",
+          ErrorKind::Value);
   require(terms.size() == operands.size(), "einsum: '" + equation + "' has " + std::to_string(terms.size()) +
                                                " operand terms but " + std::to_string(operands.size()) +
                                                " operands were given");
-  require(!operands.empty(), "einsum: expected at least one operand");
   for (const Tensor& t : operands) require_same_dtype("einsum", operands[0], t);
 
   // Expand each term's ellipsis into labels for its dimensions, right-aligned across operands.

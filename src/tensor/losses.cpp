@@ -24,9 +24,11 @@ bool given(const std::optional<Tensor>& t) { return t && t->defined(); }
 void check_reduction(const std::string& reduction, const char* op, bool batchmean_ok = false) {
   bool ok = reduction == "mean" || reduction == "sum" || reduction == "none" ||
             (batchmean_ok && reduction == "batchmean");
-  require(ok, std::string(op) + ": '" + reduction +
-                  "' is not a valid value for reduction (expected 'none', 'mean'" +
-                  (batchmean_ok ? ", 'batchmean'" : "") + " or 'sum')");
+  require(ok,
+          std::string(op) + ": '" + reduction +
+              "' is not a valid value for reduction (expected 'none', 'mean'" +
+              (batchmean_ok ? ", 'batchmean'" : "") + " or 'sum')",
+          ErrorKind::Value);
 }
 
 // log(v) clamped below at -100, as in PyTorch's binary_cross_entropy, so that a probability of
@@ -69,7 +71,8 @@ void check_expands_to(const Tensor& t, const Shape& shape, const char* op, const
 void check_same_shape(const Tensor& input, const Tensor& target, const char* op) {
   require(input.shape() == target.shape(),
           std::string(op) + ": target of shape " + shape_str(target.shape()) +
-              " must have the shape of the input, " + shape_str(input.shape()));
+              " must have the shape of the input, " + shape_str(input.shape()),
+          ErrorKind::Value);
 }
 
 // A per-class vector [C] as a tensor that broadcasts along the class dimension of an n-d input.
@@ -99,9 +102,12 @@ Tensor nll_from_log_probs(const Tensor& logp, const Tensor& target, const std::o
               shape_str(logp.shape()));
   Shape expected = logp.shape();
   expected.erase(expected.begin() + class_dim);
-  require(target.shape() == expected, std::string(op) + ": expected target of shape " + shape_str(expected) +
-                                          " for input of shape " + shape_str(logp.shape()) + ", got " +
-                                          shape_str(target.shape()));
+  require(target.shape() == expected,
+          std::string(op) + ": expected target of shape " + shape_str(expected) + " for input of shape " +
+              shape_str(logp.shape()) + ", got " + shape_str(target.shape()),
+          // PyTorch: a batch size that differs is a ValueError, other shape mismatches a RuntimeError
+          logp.dim() > 1 && (target.dim() == 0 || target.shape()[0] != expected[0]) ? ErrorKind::Value
+                                                                                    : ErrorKind::Runtime);
   check_class_weight(weight, classes, op);
 
   // In int64, so that ignore_index compares as written whatever the target's integer dtype; a

@@ -279,9 +279,13 @@ Tensor Tensor::isnan() const {
   return ne(*this);
 }
 
-Tensor Tensor::isinf() const {
-  if (!is_float(dtype())) return Tensor::full(shape(), false, kBool, device());
-  return abs().eq(std::numeric_limits<double>::infinity());
+Tensor Tensor::isinf(bool detect_positive, bool detect_negative) const {
+  double inf = std::numeric_limits<double>::infinity();
+  if (!is_float(dtype()) || (!detect_positive && !detect_negative))
+    return Tensor::full(shape(), false, kBool, device());
+  if (!detect_negative) return eq(inf);
+  if (!detect_positive) return eq(-inf);
+  return abs().eq(inf);
 }
 
 Tensor Tensor::nan_to_num(double nan, std::optional<double> posinf, std::optional<double> neginf) const {

@@ -176,9 +176,9 @@ Tensor Tensor::pad(const std::vector<int64_t>& padding, Scalar value) const {
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,
                      int64_t step) const {
-  require(dim() > 0, "slice() cannot be applied to a 0-dim tensor");
+  require(dim() > 0, "slice() cannot be applied to a 0-dim tensor", ErrorKind::Index);
   int64_t a = normalize_axis(d, dim(), "slice");
-  require(step > 0, "slice: step must be positive, got " + std::to_string(step));
+  require(step > 0, "slice: step must be positive, got " + std::to_string(step), ErrorKind::Value);
   int64_t n = shape()[a];
   // Python's clamping: negative indices count from the end; out-of-range ones stop at the edges.
   auto fix = [n](int64_t i) { return std::clamp(i < 0 ? i + n : i, int64_t(0), n); };
@@ -266,6 +266,11 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   require(dim() > 0, "narrow() cannot be applied to a 0-dim tensor");
   int64_t a = normalize_axis(d, dim(), "narrow");
   int64_t n = shape()[a], b = start < 0 ? start + n : start;
+  // A start outside [-n, n] is an index out of range (IndexError in PyTorch); a length past the end is not.
+  require(start >= -n && start <= n,
+          "narrow: start " + std::to_string(start) + " is out of range for dimension " + std::to_string(d) +
+              " of shape " + shape_str(shape()),
+          ErrorKind::Index);
   require(b >= 0 && length >= 0 && b + length <= n,
           "narrow: start " + std::to_string(start) + " and length " + std::to_string(length) +
               " exceed dimension " + std::to_string(d) + " of shape " + shape_str(shape()));
@@ -273,12 +278,13 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
-  require(dim() > 0, "select() cannot be applied to a 0-dim tensor");
+  require(dim() > 0, "select() cannot be applied to a 0-dim tensor", ErrorKind::Index);
   int64_t a = normalize_axis(d, dim(), "select");
   int64_t n = shape()[a];
-  require(index >= -n && index < n, "select: index " + std::to_string(index) +
-                                        " is out of range for dimension " + std::to_string(d) + " of shape " +
-                                        shape_str(shape()));
+  require(index >= -n && index < n,
+          "select: index " + std::to_string(index) + " is out of range for dimension " + std::to_string(d) +
+              " of shape " + shape_str(shape()),
+          ErrorKind::Index);
   int64_t i = index < 0 ? index + n : index;
   Shape s = shape();
   s.erase(s.begin() + a);
@@ -286,8 +292,10 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
 }
 
 Tensor Tensor::flip(Axes dims) const {
+  // flip({}) and flip(std::vector<int64_t>{}) flip nothing, like torch.flip(x, []): unlike a
+  // reduction, an empty list here is not "every axis" (normalize_axes would make it that).
+  if (dims.list().empty()) return *this;
   std::vector<int64_t> ax = normalize_axes(dims, dim(), "flip");
-  if (dims.all()) ax.clear();  // flip() with no dims flips nothing, like torch.flip(x, [])
   std::vector<int64_t> flags(dim(), 0);
   for (int64_t a : ax) flags[a] = 1;
   if (std::none_of(flags.begin(), flags.end(), [](int64_t f) { return f != 0; })) return *this;

@@ -8,7 +8,8 @@
 namespace lazygrad {
 
 Tensor Tensor::dropout(double p, bool training) const {
-  require(p >= 0 && p <= 1, "dropout: probability has to be between 0 and 1, got " + std::to_string(p));
+  require(p >= 0 && p <= 1, "dropout: probability has to be between 0 and 1, got " + std::to_string(p),
+          ErrorKind::Value);
   if (!training || p == 0) return *this;
   require(is_float(dtype()), "dropout: expected a floating-point input, got " +
                                  std::string(dtype_name(dtype())) + " of shape " + shape_str(shape()));

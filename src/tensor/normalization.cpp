@@ -96,7 +96,8 @@ Tensor Tensor::rms_norm(const Shape& normalized_shape, const std::optional<Tenso
 Tensor Tensor::group_norm(int64_t num_groups, const std::optional<Tensor>& weight,
                           const std::optional<Tensor>& bias, double eps) const {
   require_float(*this, "group_norm");
-  require(dim() >= 2, "group_norm: expected an input of shape [N, C, ...], got " + shape_str(shape()));
+  require(dim() >= 2, "group_norm: expected an input of shape [N, C, ...], got " + shape_str(shape()),
+          ErrorKind::Index);
   int64_t batch = shape()[0], channels = shape()[1];
   require(num_groups > 0 && channels % num_groups == 0,
           "group_norm: expected the number of channels of input of shape " + shape_str(shape()) +
@@ -116,7 +117,8 @@ Tensor Tensor::batch_norm(const std::optional<Tensor>& running_mean, const std::
                           const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                           bool training, double momentum, double eps) const {
   require_float(*this, "batch_norm");
-  require(dim() >= 2, "batch_norm: expected an input of shape [N, C, ...], got " + shape_str(shape()));
+  require(dim() >= 2, "batch_norm: expected an input of shape [N, C, ...], got " + shape_str(shape()),
+          ErrorKind::Index);
   int64_t channels = shape()[1];
   check_per_channel(running_mean, channels, "batch_norm", "running_mean");
   check_per_channel(running_var, channels, "batch_norm", "running_var");
@@ -132,7 +134,8 @@ Tensor Tensor::batch_norm(const std::optional<Tensor>& running_mean, const std::
     int64_t count = channels == 0 ? 0 : numel() / channels;
     require(count > 1,
             "batch_norm: expected more than 1 value per channel when training, got input of shape " +
-                shape_str(shape()));
+                shape_str(shape()),
+            ErrorKind::Value);
     Tensor mean = x.mean(axes, true);
     Tensor centered = x - mean;
     Tensor var = (centered * centered).mean(axes, true);

@@ -38,9 +38,10 @@ Tensor reduce(const Tensor& x, Ops op, const Axes& axes, bool keepdim, const cha
   if (x.dim() == 0) ax.clear();
   if (op == Ops::MAX)
     for (int64_t a : ax)
-      require(x.shape()[a] != 0, std::string(name) + ": reduction over a zero-size dimension " +
-                                     std::to_string(a) + " of shape " + shape_str(x.shape()) +
-                                     " has no identity");
+      require(x.shape()[a] != 0,
+              std::string(name) + ": reduction over a zero-size dimension " + std::to_string(a) +
+                  " of shape " + shape_str(x.shape()) + " has no identity",
+              axes.all() ? ErrorKind::Runtime : ErrorKind::Index);  // PyTorch: IndexError for a named dim
   Tensor r =
       ax.empty() ? x : make_result(make_uop(Ops::REDUCE_AXIS, x.dtype(), {x.uop()}, ReduceArg{op, ax}), {&x});
   if (keepdim) return r;

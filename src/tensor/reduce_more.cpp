@@ -59,8 +59,10 @@ Tensor arg_extreme(const Tensor& x, std::optional<int64_t> axis, bool keepdim, b
     t = x.reshape({x.numel()});
   }
   int64_t n = t.shape()[a];
-  require(n > 0, std::string(op) + ": expected reduction dim " + std::to_string(a) + " to have non-zero size, got shape " +
-                     shape_str(x.shape()));
+  require(n > 0,
+          std::string(op) + ": expected reduction dim " + std::to_string(a) +
+              " to have non-zero size, got shape " + shape_str(x.shape()),
+          axis ? ErrorKind::Index : ErrorKind::Runtime);  // PyTorch: IndexError for a named dim
   Tensor extreme = largest ? t.max(a, true) : t.min(a, true);
   Tensor hit = t.eq(extreme);
   if (is_float(t.dtype())) hit = hit.logical_or(t.isnan());  // a NaN row's extreme is NaN, equal to nothing

@@ -21,7 +21,20 @@
 namespace lazygrad {
 
 void require(bool ok, const std::string& message, ErrorKind kind) {
-  if (!ok) throw Error(message, kind);
+  if (ok) return;
+  // The kind's own class, so that C++ callers can catch lazygrad::IndexError and the like too.
+  switch (kind) {
+    case ErrorKind::Index:
+      throw IndexError(message);
+    case ErrorKind::Value:
+      throw ValueError(message);
+    case ErrorKind::Type:
+      throw TypeError(message);
+    case ErrorKind::NotImplemented:
+      throw NotImplementedError(message);
+    default:
+      throw Error(message, kind);
+  }
 }
 
 // Every movement op is a node of its own, even a reshape of a reshape: a leaf's node (often a
@@ -241,7 +254,7 @@ std::string Tensor::device() const {
 int64_t Tensor::numel() const { return checked_numel(shape(), "numel"); }
 size_t Tensor::nbytes() const { return static_cast<size_t>(checked_nbytes(shape(), dtype(), "nbytes")); }
 int64_t Tensor::size(int64_t axis) const {
-  require(dim() > 0, "size: a 0-dim tensor has no dimension " + std::to_string(axis));
+  require(dim() > 0, "size: a 0-dim tensor has no dimension " + std::to_string(axis), ErrorKind::Index);
   return shape()[normalize_axis(axis, dim(), "size")];
 }
 std::shared_ptr<const UOp> Tensor::uop() const { return checked(impl_).current(); }
@@ -408,8 +421,10 @@ Tensor Tensor::bitcast(DType to) const {
 
 template <class T>
 T Tensor::item() const {
-  require(numel() == 1, "item: a Tensor with " + std::to_string(numel()) + " elements (shape " +
-                            shape_str(shape()) + ") cannot be converted to a scalar");
+  require(numel() == 1,
+          "item: a Tensor with " + std::to_string(numel()) + " elements (shape " + shape_str(shape()) +
+              ") cannot be converted to a scalar",
+          ErrorKind::Value);
   return to_vector<T>()[0];
 }
 

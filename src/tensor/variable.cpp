@@ -20,7 +20,8 @@ int64_t to_bits(double value, DType dtype) {
     const double lo = is_unsigned(dtype) ? 0 : -std::ldexp(1.0, bits), hi = std::ldexp(1.0, bits);
     require(value >= lo && value < hi && value == std::trunc(value),
             "Variable: " + std::to_string(value) + " is not a whole number that " +
-                std::string(dtype_name(dtype)) + " holds");
+                std::string(dtype_name(dtype)) + " holds",
+            ErrorKind::Value);
     return static_cast<int64_t>(value);
   }
   int64_t bits;
@@ -30,7 +31,7 @@ int64_t to_bits(double value, DType dtype) {
 }  // namespace
 
 Variable::Variable(double value, DType dtype) : state_(std::make_shared<VariableState>()) {
-  require(dtype != kBool, "Variable: a bool Variable is not supported");
+  require(dtype != kBool, "Variable: a bool Variable is not supported", ErrorKind::Value);
   state_->dtype = dtype;
   state_->bits = to_bits(value, dtype);
 }

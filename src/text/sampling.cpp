@@ -15,14 +15,15 @@ namespace lazygrad {
 
 void validate(const SamplingOptions& o) {
   if (!(o.temperature >= 0) || !std::isfinite(o.temperature))
-    throw Error("sampling: temperature must be a finite number >= 0 (0: greedy), got " +
-                std::to_string(o.temperature));
-  if (o.top_k < 0) throw Error("sampling: top_k must be >= 0 (0: no limit), got " + std::to_string(o.top_k));
+    throw ValueError("sampling: temperature must be a finite number >= 0 (0: greedy), got " +
+                     std::to_string(o.temperature));
+  if (o.top_k < 0)
+    throw ValueError("sampling: top_k must be >= 0 (0: no limit), got " + std::to_string(o.top_k));
   if (!(o.top_p > 0 && o.top_p <= 1))
-    throw Error("sampling: top_p must be in (0, 1] (1: no limit), got " + std::to_string(o.top_p));
+    throw ValueError("sampling: top_p must be in (0, 1] (1: no limit), got " + std::to_string(o.top_p));
   if (!(o.repetition_penalty > 0) || !std::isfinite(o.repetition_penalty))
-    throw Error("sampling: repetition_penalty must be a finite number > 0 (1: none), got " +
-                std::to_string(o.repetition_penalty));
+    throw ValueError("sampling: repetition_penalty must be a finite number > 0 (1: none), got " +
+                     std::to_string(o.repetition_penalty));
 }
 
 void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> previous, double penalty) {
@@ -30,8 +31,8 @@ void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> 
   std::vector<bool> done(logits.size(), false);
   for (int32_t id : previous) {
     if (id < 0 || static_cast<size_t>(id) >= logits.size())
-      throw Error("sampling: token " + std::to_string(id) + " is outside the logits' vocabulary of " +
-                  std::to_string(logits.size()));
+      throw IndexError("sampling: token " + std::to_string(id) + " is outside the logits' vocabulary of " +
+                       std::to_string(logits.size()));
     if (done[id]) continue;
     done[id] = true;
     float& x = logits[id];

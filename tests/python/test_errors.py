@@ -66,9 +66,6 @@ def test_type_error(fn):
         lambda: Tensor.zeros(2, device="tpu"),
         lambda: Tensor([1.0]).to("METAL"),
         lambda: Tensor.ones(2).pad(((1, 1), (1, 1)), mode="reflect"),  # two pairs for one dimension
-        lambda: Tensor.ones(2).div(Tensor.ones(2), rounding_mode="round"),
-        lambda: Tensor.randint(3, low=5, high=2),
-        lambda: Tensor.ones(2).clip(),
         lambda: Tensor.ones(1, 1, 4, 4).avg_pool2d(dilation=2),
         lambda: Tensor(2**64),
         lambda: Tensor([[1, 2], [3]]),  # ragged
@@ -210,3 +207,110 @@ print(signal.getsignal(signal.SIGINT) is signal.default_int_handler, Tensor.ones
     assert r.returncode == 0, r.stderr
     assert "KeyboardInterrupt: interrupted (Ctrl-C, SIGINT)" in r.stdout, r.stdout
     assert "True 1000.0" in r.stdout, r.stdout
+
+
+# ---- the class of each mistake (issue 16): lazygrad raises a class that is both LazygradError and the
+# builtin PyTorch 1.13 raises for the same mistake. One row per error kind and op family: the lazygrad
+# call, the same call in torch, and the builtin both must raise.
+X34 = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+
+def _lg(a=X34):
+    return Tensor(a)
+
+
+def _th(a=X34):
+    return torch.tensor(a)
+
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+LONG1 = np.zeros(1, dtype=np.int64)
+KIND_ROWS = [
+    # IndexError: a dimension or an index out of range
+    ("index past the end", lambda: _lg()[10], lambda: _th()[10], IndexError),
+    ("index of a float", lambda: _lg()[1.5], lambda: _th()[1.5], IndexError),
+    ("index of a str", lambda: _lg()["a"], lambda: _th()["a"], TypeError),
+    ("index of a dict", lambda: _lg()[{}], lambda: _th()[{}], IndexError),
+    ("too many indices", lambda: _lg()[0, 0, 0], lambda: _th()[0, 0, 0], IndexError),
+    ("sum dim", lambda: _lg().sum(5), lambda: _th().sum(5), IndexError),
+    ("softmax dim", lambda: _lg().softmax(-3), lambda: _th().softmax(-3), IndexError),
+    ("transpose dim", lambda: _lg().transpose(0, 2), lambda: _th().transpose(0, 2), IndexError),
+    ("select index", lambda: _lg().select(0, 3), lambda: _th().select(0, 3), IndexError),
+    ("select 0-d", lambda: Tensor(1.0).select(0, 0), lambda: torch.tensor(1.0).select(0, 0), IndexError),
+    ("slice 0-d", lambda: Tensor(1.0)[0:1], lambda: torch.tensor(1.0)[0:1], IndexError),
+    ("narrow start", lambda: _lg().narrow(0, 5, 1), lambda: _th().narrow(0, 5, 1), IndexError),
+    ("size of 0-d", lambda: Tensor(1.0).size(0), lambda: torch.tensor(1.0).size(0), IndexError),
+    ("unbind 0-d", lambda: Tensor(1.0).unbind(0), lambda: torch.tensor(1.0).unbind(0), IndexError),
+    ("roll 0-d", lambda: Tensor(1.0).roll(1, 0), lambda: torch.tensor(1.0).roll(1, 0), IndexError),
+    ("index_select 2-d index", lambda: _lg().index_select(0, Tensor(np.zeros((2, 2), np.int64))),
+     lambda: _th().index_select(0, torch.zeros(2, 2, dtype=torch.long)), IndexError),
+    ("max of an empty dim", lambda: Tensor.ones(0, 3).max(0), lambda: torch.ones(0, 3).amax(0), IndexError),
+    ("argmax of an empty dim", lambda: Tensor.ones(0, 3).argmax(0), lambda: torch.ones(0, 3).argmax(0),
+     IndexError),
+    ("group_norm of 1-d", lambda: Tensor.ones(3).group_norm(1), lambda: F.group_norm(torch.ones(3), 1),
+     IndexError),
+    ("unflatten dim", lambda: _lg().unflatten(5, (2, 2)), lambda: _th().unflatten(5, (2, 2)), IndexError),
+    # ValueError: an argument whose value is wrong
+    ("slice step 0", lambda: _lg()[::0], lambda: _th()[::0], ValueError),
+    ("reduction string", lambda: _lg().mse_loss(_lg(), reduction="foo"),
+     lambda: F.mse_loss(_th(), _th(), reduction="foo"), ValueError),
+    ("cross_entropy batch", lambda: _lg().cross_entropy(Tensor(np.zeros(2, np.int64))),
+     lambda: F.cross_entropy(_th(), torch.zeros(2, dtype=torch.long)), ValueError),
+    ("bce shapes", lambda: Tensor.rand(3).binary_cross_entropy(Tensor.rand(2)),
+     lambda: F.binary_cross_entropy(torch.rand(3), torch.rand(2)), ValueError),
+    ("dropout p", lambda: _lg().dropout(1.5, training=True), lambda: F.dropout(_th(), 1.5), ValueError),
+    ("batch_norm of one value", lambda: Tensor.ones(1, 3).batch_norm(None, None, training=True),
+     lambda: F.batch_norm(torch.ones(1, 3), None, None, training=True), ValueError),
+    ("item of many", lambda: _lg().item(), lambda: _th().item(), ValueError),
+    ("einsum no operand", lambda: Tensor.einsum("ij"), lambda: torch.einsum("ij"), ValueError),
+    ("interpolate both", lambda: Tensor.ones(1, 1, 4).interpolate(size=2, scale_factor=2.0),
+     lambda: F.interpolate(torch.ones(1, 1, 4), size=2, scale_factor=2.0), ValueError),
+    ("interpolate align_corners", lambda: Tensor.ones(1, 1, 4).interpolate(size=2, mode="nearest", align_corners=True),
+     lambda: F.interpolate(torch.ones(1, 1, 4), size=2, mode="nearest", align_corners=True), ValueError),
+    ("Conv2d groups", lambda: nn.Conv2d(3, 4, 3, groups=2), lambda: torch.nn.Conv2d(3, 4, 3, groups=2), ValueError),
+    ("GroupNorm groups", lambda: nn.GroupNorm(2, 3), lambda: torch.nn.GroupNorm(2, 3), ValueError),
+    ("SGD learning rate", lambda: nn.optim.SGD([Tensor.ones(2, requires_grad=True)], lr=-1),
+     lambda: torch.optim.SGD([torch.ones(2, requires_grad=True)], lr=-1), ValueError),
+    ("Adam beta", lambda: nn.optim.Adam([Tensor.ones(2, requires_grad=True)], b1=1.5),
+     lambda: torch.optim.Adam([torch.ones(2, requires_grad=True)], betas=(1.5, 0.9)), ValueError),
+    # TypeError: an argument of the wrong type
+    ("len of 0-d", lambda: len(Tensor(1.0)), lambda: len(torch.tensor(1.0)), TypeError),
+    # NotImplementedError: a valid request not implemented (PyTorch: for this input rank or mode)
+    ("interpolate 2-d", lambda: Tensor.ones(1, 4).interpolate(size=2), lambda: F.interpolate(torch.ones(1, 4), size=2),
+     NotImplementedError),
+    ("interpolate mode", lambda: Tensor.ones(1, 1, 4).interpolate(size=2, mode="foo"),
+     lambda: F.interpolate(torch.ones(1, 1, 4), size=2, mode="foo"), NotImplementedError),
+    ("interpolate bilinear of 3-d", lambda: Tensor.ones(1, 1, 4).interpolate(size=2, mode="bilinear"),
+     lambda: F.interpolate(torch.ones(1, 1, 4), size=2, mode="bilinear"), NotImplementedError),
+    # RuntimeError: shapes that do not match, dtypes an op does not take, most else
+    ("broadcast", lambda: _lg() + Tensor.ones(5), lambda: _th() + torch.ones(5), RuntimeError),
+    ("reshape", lambda: _lg().reshape(5), lambda: _th().reshape(5), RuntimeError),
+    ("narrow length", lambda: _lg().narrow(0, 1, 5), lambda: _th().narrow(0, 1, 5), RuntimeError),
+    ("gather float index", lambda: _lg().gather(0, Tensor(np.zeros((1, 1), np.float32))),
+     lambda: _th().gather(0, torch.zeros(1, 1)), RuntimeError),
+    ("clip without bounds", lambda: _lg().clip(), lambda: torch.clip(_th()), RuntimeError),
+    ("div rounding_mode", lambda: _lg().div(_lg(), rounding_mode="round"),
+     lambda: torch.div(_th(), _th(), rounding_mode="round"), RuntimeError),
+    ("gelu approximate", lambda: _lg().gelu(approximate="foo"), lambda: F.gelu(_th(), approximate="foo"),
+     RuntimeError),
+    ("amax of all of an empty tensor", lambda: Tensor.ones(0, 3).max(), lambda: torch.ones(0, 3).amax(),
+     RuntimeError),
+    ("requires_grad of ints", lambda: Tensor([1, 2]).requires_grad_(), lambda: torch.tensor([1, 2]).requires_grad_(),
+     RuntimeError),
+    ("randint bounds", lambda: Tensor.randint(3, low=5, high=2), lambda: torch.randint(5, 2, (3,)), RuntimeError),
+    ("meshgrid indexing", lambda: Tensor.meshgrid(Tensor.ones(2), indexing="foo"),
+     lambda: torch.meshgrid(torch.ones(2), indexing="foo"), RuntimeError),
+]
+
+
+@pytest.mark.parametrize("lg_call,torch_call,builtin", [r[1:] for r in KIND_ROWS], ids=[r[0] for r in KIND_ROWS])
+def test_error_class_matches_torch(lg_call, torch_call, builtin):
+    with pytest.raises(builtin) as theirs:
+        torch_call()
+    assert type(theirs.value) is builtin  # torch raises exactly the builtin; the row is right
+    with pytest.raises(LazygradError) as ours:
+        lg_call()
+    assert isinstance(ours.value, builtin), type(ours.value).__mro__
+    if builtin is RuntimeError:  # every LazygradError is one: it must not be a narrower kind either
+        assert not isinstance(ours.value, (IndexError, ValueError, TypeError, NotImplementedError))
