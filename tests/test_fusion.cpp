@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <lazygrad/lazygrad.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "ir/uop.h"
@@ -79,6 +80,28 @@ TEST(Fusion, CostlyValueReadByAProductIsComputedOnce) {
         acc += static_cast<double>(static_cast<float>(px[i * 96 + k]) / 255.0f) * wv[k * 32 + j];
       EXPECT_NEAR(yv[i * 32 + j], acc, 1e-5);
     }
+}
+
+// A gather of random rows (beautiful_mnist's X_train[Tensor.randint(...)]): the random indices get
+// a kernel of their own, and the one-hot mask stays fused so lowering folds it into one load per
+// element. When the generator's cost was charged to the mask, the mask was stored and the gather
+// looped over every row of the table (issue 16: 5.4 s per batch of 32 Fashion-MNIST images).
+TEST(Fusion, AGatherOfRandomRowsLoadsEachRowOnce) {
+  Tensor table = input({600, 96}, 0.5f);
+  table.realize();
+  Tensor::manual_seed(3);
+  Tensor rows = table.index(0, Tensor::randint(0, 600, {32}));
+  GlobalCounters::reset();
+  rows.realize();
+  EXPECT_LE(GlobalCounters::kernel_count, 2);
+  EXPECT_LT(GlobalCounters::global_ops, 32 * 600);  // a loop over the table would be 32 * 600 * 96
+  auto tv = table.to_vector<float>(), rv = rows.to_vector<float>();
+  for (int i = 0; i < 32; i++) {  // each output row is one of the table's rows
+    bool found = false;
+    for (int r = 0; r < 600 && !found; r++)
+      found = std::equal(rv.begin() + i * 96, rv.begin() + i * 96 + 96, tv.begin() + r * 96);
+    EXPECT_TRUE(found) << "row " << i;
+  }
 }
 
 // With enough rows, a row's max and sum are computed once per row inside the kernel that reads them

@@ -295,7 +295,15 @@ void bind_tensor_ops(TensorClass& cls) {
     return x.clamp(a, b);
   };
   cls.def("clip", clip, arg("min_") = none, arg("max_") = none);
-  cls.def("clamp", clip, arg("min") = none, arg("max") = none);
+  // PyTorch's min=/max=, and tinygrad's clamp (an alias of its clip) min_=/max_=.
+  cls.def(
+      "clamp",
+      [clip](const Tensor& x, py::handle lo, py::handle hi, py::handle lo_, py::handle hi_) {
+        if ((!lo.is_none() && !lo_.is_none()) || (!hi.is_none() && !hi_.is_none()))
+          throw TypeError("clamp: give each bound once (min= or min_=, max= or max_=)");
+        return clip(x, lo.is_none() ? lo_ : lo, hi.is_none() ? hi_ : hi);
+      },
+      arg("min") = none, arg("max") = none, py::kw_only(), arg("min_") = none, arg("max_") = none);
   cls.def(
       "lerp",
       [](const Tensor& x, const Tensor& end, py::handle w) {

@@ -102,11 +102,14 @@ void bind_tensor_math_ops(py::module_& m, TensorClass& cls) {
       .def("diag", &Tensor::diag, arg("diagonal") = 0)
       .def("diagonal", &Tensor::diagonal, arg("offset") = 0, arg("dim1") = 0, arg("dim2") = 1)
       .def(
-          "unfold",
-          [](const Tensor& x, int64_t dimension, int64_t size, int64_t step) {
-            return x.unfold(dimension, size, step);
+          "unfold",  // PyTorch's dimension=, tinygrad's dim=
+          [](const Tensor& x, std::optional<int64_t> dimension, int64_t size, int64_t step,
+             std::optional<int64_t> dim) {
+            if (dimension.has_value() == dim.has_value())
+              throw TypeError("unfold: give the dimension once, as dimension= (PyTorch) or dim= (tinygrad)");
+            return x.unfold(dimension ? *dimension : *dim, size, step);
           },
-          arg("dimension"), arg("size"), arg("step"))
+          arg("dimension") = py::none(), arg("size"), arg("step"), py::kw_only(), arg("dim") = py::none())
       .def(
           "cummax",
           [](const Tensor& x, py::handle axis, py::handle dim) {

@@ -59,14 +59,22 @@ constexpr int64_t kRecomputeLimit = 8, kRecomputeMinSize = 4096, kRecomputeMinWo
 
 bool worth_realizing(const UOp* u, int64_t reuse, const RealizeSet& realize) {
   if (!is_alu(u->op)) return false;
+  // What lies behind an expand is not u's cost: it is computed once per element of the expand's
+  // source, and the walk below decides on it by its own reuse. (A gather of random rows: the one-hot
+  // mask [32, 6000] compares a broadcast Tensor::randint with an arange. Counting the generator's
+  // dozen ops as the mask's realized the mask, and a stored mask cannot fold into one load per
+  // element, so X[idx] looped over all 6000 rows; the random indices themselves are what to store.)
+  // (A broadcast scalar, x / 255's constant, is part of the value's own cost.)
+  auto behind_expand = [&](const UOp* x) { return expands(x) && x->src[0]->numel() > 1; };
   auto input = [&](const UOp* x) {
-    return x->op == Ops::BUFFER || x->op == Ops::REDUCE_AXIS || (x != u && realize.count(x));
+    return x->op == Ops::BUFFER || x->op == Ops::REDUCE_AXIS ||
+           (x != u && (realize.count(x) || behind_expand(x)));
   };
   int ops = 0;
   int64_t read = 0;
   for (const UOp* x : toposort(u, [&](const UOp* x) { return !input(x); })) {
     if (input(x))
-      read += x->numel();
+      read += behind_expand(x) ? x->src[0]->numel() : x->numel();
     else
       ops += is_alu(x->op) && x->op != Ops::CAST;
   }

@@ -21,13 +21,13 @@ def run(script, env):
 
 @needs_data
 def test_beautiful_mnist_runs_unchanged_but_for_its_imports():
-    # BS=8: its X_train[samples] gather is a reduce over all 60000 images (about 1.4 s per 8 on 2 cores)
-    r = run("beautiful_mnist.py", {"FASHION": "1", "STEPS": "10", "BS": "8"})
+    # BS=128 (the script's default is 512: 10 steps took 55 s on 2 cores) keeps the suite quick
+    r = run("beautiful_mnist.py", {"FASHION": "1", "STEPS": "10", "BS": "128"})
     assert r.returncode == 0, r.stderr[-3000:]
     last = r.stderr.strip().split("\r")[-1]
     m = re.search(r"loss: +([\d.]+) test_accuracy: +([\d.]+)%", last)
     assert m and "10/10" in last, last
-    assert float(m.group(2)) > 15  # better than chance (10%) after 10 steps of 8 images
+    assert float(m.group(2)) > 30  # well above chance (10%) after 10 steps of 128 images (75.6% at 512)
 
 
 @needs_data

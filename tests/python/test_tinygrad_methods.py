@@ -248,3 +248,11 @@ def test_keccak_of_wider_dtypes_hashes_their_bytes():
         Tensor(a).keccak("md5")
 
 
+
+
+def test_clamp_takes_pytorchs_and_tinygrads_keywords():
+    x = Tensor([-2.0, 0.5, 3.0])
+    assert x.clamp(min=0).numpy().tolist() == [0, 0.5, 3] and x.clamp(max_=1).numpy().tolist() == [-2, 0.5, 1]
+    assert x.clamp(min_=-1, max=1).numpy().tolist() == [-1, 0.5, 1]
+    with pytest.raises(TypeError):
+        x.clamp(min=0, min_=0)

@@ -329,3 +329,28 @@ def test_conv2d_of_uint8_images_computes_in_the_weights_dtype():
     np.testing.assert_allclose(got.numpy(), conv(Tensor(x.astype(np.float32))).numpy(), rtol=1e-6)
     with pytest.raises(lazygrad.LazygradError, match="same dtype"):  # float16 with float32 stays an error
         conv(Tensor(x.astype(np.float16)))
+
+
+def test_functional_pooling_unpooling_and_the_new_ops():
+    import torch as real
+    import lazygrad.nn.functional as LF
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 2, 4, 6)).astype(np.float32)
+    v, i = LF.max_pool2d(lazygrad.Tensor(x), 2, return_indices=True)
+    tv, ti = real.nn.functional.max_pool2d(real.tensor(x), 2, return_indices=True)
+    np.testing.assert_allclose(v.numpy(), tv.numpy())
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())
+    np.testing.assert_allclose(LF.max_unpool2d(v, i, 2).numpy(), real.nn.functional.max_unpool2d(tv, ti, 2).numpy())
+    x5 = rng.standard_normal((1, 1, 4, 4, 4)).astype(np.float32)
+    np.testing.assert_allclose(LF.avg_pool3d(lazygrad.Tensor(x5), 2).numpy(),
+                               real.nn.functional.avg_pool3d(real.tensor(x5), 2).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(LF.max_pool3d(lazygrad.Tensor(x5), 2).numpy(),
+                               real.nn.functional.max_pool3d(real.tensor(x5), 2).numpy())
+    np.testing.assert_allclose(LF.unfold(lazygrad.Tensor(x), 2, stride=2).numpy(),
+                               real.nn.functional.unfold(real.tensor(x), 2, stride=2).numpy())
+    np.testing.assert_allclose(LF.softmin(lazygrad.Tensor(x), dim=1).numpy(),
+                               real.nn.functional.softmin(real.tensor(x), dim=1).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(LF.normalize(lazygrad.Tensor(x), dim=3).numpy(),
+                               real.nn.functional.normalize(real.tensor(x), dim=3).numpy(), rtol=1e-5)
+    t = lazygrad.Tensor.arange(6)
+    assert t.unfold(0, 2, 2).shape == (3, 2) and t.unfold(dim=0, size=3, step=3).shape == (2, 3)

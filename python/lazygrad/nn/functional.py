@@ -3,6 +3,7 @@ method that does the work (`import lazygrad.nn.functional as F`). Where the meth
 and differs (F.linear's weight is [out, in], conv2d's argument order, max_pool2d's kernel_size),
 this module takes PyTorch's form and converts.
 """
+from lazygrad import _C
 from lazygrad._C import LazygradNotImplementedError
 
 
@@ -117,19 +118,28 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    _no_indices("max_pool1d", return_indices)
-    return input.max_pool1d(kernel_size, stride, dilation, padding, ceil_mode)
+    """With return_indices, (values, int64 positions within each plane), as PyTorch."""
+    return input.max_pool1d(kernel_size, stride, dilation, padding, ceil_mode, return_indices)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    _no_indices("max_pool2d", return_indices)
-    return input.max_pool2d(kernel_size, stride, dilation, padding, ceil_mode)
+    return input.max_pool2d(kernel_size, stride, dilation, padding, ceil_mode, return_indices)
 
 
-def _no_indices(name, return_indices):
-    if return_indices:
-        raise LazygradNotImplementedError(f"F.{name}: return_indices=True is not supported by lazygrad's "
-                                          f"Tensor.{name}")
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return input.max_pool3d(kernel_size, stride, dilation, padding, ceil_mode, return_indices)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return input.max_unpool1d(indices, kernel_size, stride, 1, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return input.max_unpool2d(indices, kernel_size, stride, 1, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return input.max_unpool3d(indices, kernel_size, stride, 1, padding, output_size)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -141,6 +151,24 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     if divisor_override is not None:
         raise LazygradNotImplementedError("F.avg_pool2d: divisor_override is not supported")
     return input.avg_pool2d(kernel_size, stride, 1, padding, ceil_mode, count_include_pad)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return input.avg_pool3d(kernel_size, stride, 1, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: [N, C, H, W] -> [N, C * prod(kernel_size), L] (torch.nn.functional.unfold)."""
+    return _C.unfold(input, kernel_size, dilation, padding, stride)
+
+
+def softmin(input, dim=None, dtype=None):
+    return (input if dtype is None else input.cast(dtype)).softmin(dim=-1 if dim is None else dim)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    return input.normalize(p, dim=dim, eps=eps)
 
 
 def adaptive_avg_pool2d(input, output_size):
