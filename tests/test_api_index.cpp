@@ -80,7 +80,7 @@ const fixtures::OpTable& api_index_ops() {
                                    c.flag("count_include_pad"));
        }},
       {"interpolate", [](const Case& c, const Ins& x) { return interpolate(c, x.at(0)); }},
-      {"pad", [](const Case& c, const Ins& x) { return x.at(0).pad(c.ints("padding"), c.str("mode")); }},
+      {"pad", [](const Case& c, const Ins& x) { return x.at(0).pad(c.ints("padding"), Tensor::pad_mode(c.str("mode"))); }},
   };
   return table;
 }
@@ -184,7 +184,7 @@ TEST(ApiIndexGradcheck, InterpolateAndPad) {
     SCOPED_TRACE(mode);
     expect_gradcheck(
         [&](const std::vector<Tensor>& in) {
-          return in[0].pad({2, 1, 1, 2}, mode);
+          return in[0].pad({2, 1, 1, 2}, Tensor::pad_mode(mode));
         },
         {f64({2, 3, 4}, 17)});
   }
@@ -213,7 +213,7 @@ TEST(ApiIndexViews, PadModesFuse) {
   Tensor x = Tensor::rand({3, 8, 8}).realize();
   for (const char* mode : {"reflect", "replicate", "circular"}) {
     SCOPED_TRACE(mode);
-    Tensor y = (x.pad({2, 2, 1, 3}, mode) * 2).sum();
+    Tensor y = (x.pad({2, 2, 1, 3}, Tensor::pad_mode(mode)) * 2).sum();
     GlobalCounters::reset();
     y.realize();
     EXPECT_EQ(GlobalCounters::kernel_count, 1);
@@ -328,14 +328,16 @@ TEST(ApiIndexErrors, Interpolate) {
 
 TEST(ApiIndexErrors, Pad) {
   Tensor x = Tensor::rand({2, 3});
-  expect_kind([&] { x.pad({3, 0}, "reflect"); }, ErrorKind::Runtime, {"pad", "less than", "{2, 3}"});
-  expect_kind([&] { x.pad({0, 0, 2, 0}, "reflect"); }, ErrorKind::Runtime, {"pad", "dimension 0"});
-  expect_kind([&] { x.pad({4, 0}, "circular"); }, ErrorKind::Runtime, {"pad", "wrapping", "{2, 3}"});
-  expect_kind([&] { Tensor::rand({2, 0}).pad({1, 1}, "replicate"); }, ErrorKind::Runtime, {"pad", "{2, 0}"});
-  expect_kind([&] { x.pad({1, 1}, "mirror"); }, ErrorKind::NotImplemented, {"pad", "mirror"});
-  expect_kind([&] { x.pad({1, 1, 1}, "reflect"); }, ErrorKind::Runtime, {"pad", "{2, 3}"});
+  expect_kind([&] { x.pad({3, 0}, Tensor::PadMode::Reflect); }, ErrorKind::Runtime, {"pad", "less than", "{2, 3}"});
+  expect_kind([&] { x.pad({0, 0, 2, 0}, Tensor::PadMode::Reflect); }, ErrorKind::Runtime, {"pad", "dimension 0"});
+  expect_kind([&] { x.pad({4, 0}, Tensor::PadMode::Circular); }, ErrorKind::Runtime, {"pad", "wrapping", "{2, 3}"});
+  expect_kind([&] { Tensor::rand({2, 0}).pad({1, 1}, Tensor::PadMode::Replicate); }, ErrorKind::Runtime, {"pad", "{2, 0}"});
+  expect_kind([&] { x.pad({1, 1}, Tensor::pad_mode("mirror")); }, ErrorKind::NotImplemented, {"pad", "mirror"});
+  // A literal 0 is the constant pad's value, not a mode (a const char* overload once took it).
+  EXPECT_EQ(x.pad({1, 1}, 0).to_vector<float>()[0], 0.0f);
+  expect_kind([&] { x.pad({1, 1, 1}, Tensor::PadMode::Reflect); }, ErrorKind::Runtime, {"pad", "{2, 3}"});
   // "constant" is the plain pad, with its value
-  EXPECT_EQ(x.pad({1, 0}, "constant", 7).to_vector<float>()[0], 7.0f);
+  EXPECT_EQ(x.pad({1, 0}, Tensor::PadMode::Constant, 7).to_vector<float>()[0], 7.0f);
 }
 
 }  // namespace

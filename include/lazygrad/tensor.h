@@ -195,14 +195,15 @@ class Tensor {
   Tensor unsqueeze(int64_t dim) const;
   // torch.nn.functional.pad order: (left, right) pairs starting from the LAST dimension.
   Tensor pad(const std::vector<int64_t>& padding, Scalar value = 0) const;
-  // F.pad with a mode: "constant" (value), "reflect" (mirror without the edge; each pad < the size),
-  // "replicate" (the edge repeated) or "circular" (wrap around; each pad <= the size). Views of
+  // F.pad with a mode: Constant (value), Reflect (mirror without the edge; each pad < the size),
+  // Replicate (the edge repeated) or Circular (wrap around; each pad <= the size). Views of
   // shrinks, flips and cats, so they fuse. Any dimension may be padded in every mode (PyTorch 1.13
   // limits the non-constant modes to the last 1-3 dimensions of a 2-D to 5-D input; tinygrad does not).
-  Tensor pad(const std::vector<int64_t>& padding, const std::string& mode, Scalar value = 0) const;
-  Tensor pad(const std::vector<int64_t>& padding, const char* mode, Scalar value = 0) const {
-    return pad(padding, std::string(mode), value);
-  }
+  // An enum, not a string: x.pad({1, 1}, 0) must stay the constant pad with value 0.
+  enum class PadMode { Constant, Reflect, Replicate, Circular };
+  // F.pad's names ("constant", "reflect", "replicate", "circular"); another is an Error (NotImplemented).
+  static PadMode pad_mode(const std::string& name);
+  Tensor pad(const std::vector<int64_t>& padding, PadMode mode, Scalar value = 0) const;
   // x[start:end:step] along dim; negative start/end count from the end and are clamped like Python's
   // (and aten::slice's).
   Tensor slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step = 1) const;

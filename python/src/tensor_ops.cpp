@@ -674,7 +674,7 @@ void bind_tensor_ops(TensorClass& cls) {
                 }
               }
             }
-            return x.pad(flat, mode, *v);
+            return x.pad(flat, Tensor::pad_mode(mode), *v);
           },
           arg("padding"), arg("mode") = "constant", arg("value") = 0.0)
       .def(

@@ -11,6 +11,7 @@
 #include <numbers>
 
 #include "tensor/tensor_impl.h"
+#include "tensor/polynomial.h"
 
 namespace lazygrad {
 
@@ -33,15 +34,6 @@ void require_broadcastable(const Shape& a, const Shape& b, const char* op) {
   }
 }
 
-// Cephes' polevl: c[0] x^n + c[1] x^(n-1) + ... + c[n], by Horner's rule; `monic` puts a leading
-// 1 x^(n+1) in front (p1evl).
-Tensor polynomial(const Tensor& x, std::initializer_list<double> c, bool monic = false) {
-  auto it = c.begin();
-  Tensor p = monic ? x + *it : x * *it;
-  if (!monic) p = p + *++it;
-  for (++it; it != c.end(); ++it) p = p * x + *it;
-  return p;
-}
 
 // erf and erfc from Cephes (ndtr.c, S. L. Moshier): a rational function for |x| < 1, and erfc for
 // |x| >= 1 as exp(-x^2) times a rational function of |x|. About 1e-16 relative in float64 (a few

@@ -11,6 +11,7 @@
 #include <numbers>
 
 #include "tensor/tensor_impl.h"
+#include "tensor/polynomial.h"
 
 namespace lazygrad {
 
@@ -23,14 +24,6 @@ DType result_type(DType dt) { return is_float(dt) ? dt : kFloat32; }
 
 Tensor constant(double v, DType dt) { return scalar_tensor(v, dt); }
 
-// c[0] x^n + ... + c[n] (Horner); `monic` puts a leading 1 x^(n+1) in front (Cephes' p1evl).
-Tensor polynomial(const Tensor& x, std::initializer_list<double> c, bool monic = false) {
-  auto it = c.begin();
-  Tensor p = monic ? x + *it : x * *it;
-  if (!monic) p = p + *++it;
-  for (++it; it != c.end(); ++it) p = p * x + *it;
-  return p;
-}
 
 // |x| as a `where`, so that its derivative at 0 is +1 rather than abs's 0: the odd functions
 // below take their sign back with another `where`, and their slope at 0 must survive.
