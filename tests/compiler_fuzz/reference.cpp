@@ -709,6 +709,17 @@ RefTensor reduce(const Step& s, const RefTensor& x) {
             if (j != k) others *= std::fabs(x.f[j]);
           err += x.err[k] * others;
         }
+        // Partial products in the dtype (vector lanes, split reductions) may leave its range where
+        // the whole product does not: the factors of magnitude >= 1 together overflow, or those
+        // below 1 together underflow (flushed to 0, or a 0 among them), and an overflowed partial
+        // times an underflowed one is inf * 0 = NaN. Which happens depends on the order, as in
+        // PyTorch's own vectorized prod: don't care (seed 22756: 0 exactly, NaN on 8 lanes).
+        double big = 1, small = 1;
+        for (int64_t k : m) (std::fabs(x.f[k]) >= 1 ? big : small) *= std::fabs(x.f[k]);
+        const double top = format_of(dt).max_finite, bottom = min_normal(dt), ap = std::fabs(p);
+        bool overflows = big > top, underflows = small < bottom;
+        if (!std::isnan(p) && ((overflows && (ap <= top || underflows)) || (underflows && ap >= bottom)))
+          dc = true;
         set_float(out, o, p, err + ulp_of(dt) * (n + 1) * std::fabs(p), dc);
         break;
       }
