@@ -235,7 +235,7 @@ def render():
             if not n.startswith("missing:"):
                 missing.append(name)
             py = "**missing**"
-        if not (tcol or pcol or py) or (not tcol and not pcol and name not in torch_list and not py):
+        if not (tcol or pcol or py):
             continue
         lines.append(f"| `{name}` | {cell(tcol)} | {pcol} | {py} | {c} | {cell(n)} |")
 

@@ -177,7 +177,9 @@ TEST(ApiMathBitcast, ReinterpretsTheBytes) {
   EXPECT_EQ(back.shape(), (Shape{2, 2}));
   EXPECT_EQ(back.to_vector<float>(), f.to_vector<float>());
   EXPECT_EQ(Tensor::from_vector<int32_t>({}, {0, 4}).bitcast(lazygrad::kInt16).shape(), (Shape{0, 8}));
-  EXPECT_FALSE(f.requires_grad() && f.bitcast(lazygrad::kInt32).requires_grad());
+  Tensor w = Tensor::from_vector<float>({1.0f, 2.0f}, {2}).requires_grad(true);
+  EXPECT_FALSE(w.bitcast(lazygrad::kInt32).requires_grad());  // no gradient, as PyTorch's view(dtype)
+  EXPECT_FALSE(w.bitcast(lazygrad::kFloat32).requires_grad());
 }
 
 TEST(ApiMathBitcast, Errors) {

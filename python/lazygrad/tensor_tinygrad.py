@@ -190,24 +190,24 @@ def _u64(value, device):
     return Tensor(np.array(value, dtype=np.uint64), device=device)
 
 
-def _rotl(lane, n, device):
-    return lane if n == 0 else (lane << _u64(n, device)) | (lane >> _u64(64 - n, device))
+def _rotl(lane, n):
+    return lane if n == 0 else (lane << n) | (lane >> (64 - n))
 
 
-def _keccak_f(lanes, device):
+def _keccak_f(lanes):
     """The Keccak-f[1600] permutation of 25 uint64 lanes (lane x + 5y), each a tensor of the batch
     shape; each round is realized as one [..., 25] tensor so no kernel grows past one round."""
     rot = _keccak_rotations()
     for rc in _keccak_round_constants():
         c = [lanes[x] ^ lanes[x + 5] ^ lanes[x + 10] ^ lanes[x + 15] ^ lanes[x + 20] for x in range(5)]
-        d = [c[(x - 1) % 5] ^ _rotl(c[(x + 1) % 5], 1, device) for x in range(5)]
+        d = [c[(x - 1) % 5] ^ _rotl(c[(x + 1) % 5], 1) for x in range(5)]
         a = [lanes[i] ^ d[i % 5] for i in range(25)]
         b = [None] * 25
         for x in range(5):
             for y in range(5):
-                b[y + 5 * ((2 * x + 3 * y) % 5)] = _rotl(a[x + 5 * y], rot[x + 5 * y], device)
+                b[y + 5 * ((2 * x + 3 * y) % 5)] = _rotl(a[x + 5 * y], rot[x + 5 * y])
         a = [b[i] ^ (~b[(i % 5 + 1) % 5 + 5 * (i // 5)] & b[(i % 5 + 2) % 5 + 5 * (i // 5)]) for i in range(25)]
-        a[0] = a[0] ^ _u64(rc, device)
+        a[0] = a[0] ^ rc  # a Python int up to 2^64 - 1 is a uint64 constant
         state = a[0].stack(*a[1:], dim=-1).realize()
         lanes = [state[..., i] for i in range(25)]
     return lanes
@@ -220,7 +220,7 @@ def _as_bytes(self):
     size = self.dtype.itemsize
     u = self.bitcast({2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}[size]).cast(dtypes.uint64)
     shifts = _u64([8 * k for k in range(size)], self.device)
-    b = ((u.unsqueeze(-1) >> shifts) & _u64(0xFF, self.device)).cast(dtypes.uint8)
+    b = ((u.unsqueeze(-1) >> shifts) & 0xFF).cast(dtypes.uint8)
     return b.reshape(*self.shape[:-1], self.shape[-1] * size)
 
 
@@ -246,9 +246,9 @@ def _keccak(self, cfg="sha3_256"):
     lanes = [zero] * 25
     for blk in range(blocks):
         lanes = [lane ^ words[..., blk, i] if i < rate // 8 else lane for i, lane in enumerate(lanes)]
-        lanes = _keccak_f(lanes, self.device)
+        lanes = _keccak_f(lanes)
     out_lanes = lanes[0].stack(*lanes[1:(out_bytes + 7) // 8], dim=-1)
-    digest = ((out_lanes.unsqueeze(-1) >> shifts) & _u64(0xFF, self.device)).cast(dtypes.uint8)
+    digest = ((out_lanes.unsqueeze(-1) >> shifts) & 0xFF).cast(dtypes.uint8)
     return digest.reshape(*lead, -1)[..., :out_bytes]
 
 
@@ -301,6 +301,16 @@ def _parse_side(side, what):
     return groups
 
 
+def _ellipsis_names(n):
+    """Names for the dimensions a `...` stands for."""
+    return [f"...{i}" for i in range(n)]
+
+
+def _names_of(groups, n_ell):
+    """The axis names of one side, flat, with `...` expanded."""
+    return [n for g in groups for n in (_ellipsis_names(n_ell) if g == ["..."] else g)]
+
+
 def _rearrange(self, formula, **sizes):
     """einops' rearrange (tinygrad's Tensor.rearrange): "b c (h w) -> b (c h) w" splits, permutes and
     merges axes, all as views. Names on the left in parentheses are split (all sizes but one given
@@ -320,7 +330,7 @@ def _rearrange(self, formula, **sizes):
     size, split_shape, dim = dict(sizes), [], 0
     for g in lhs:
         if g == ["..."]:
-            ell_names = [f"...{i}" for i in range(n_ell)]
+            ell_names = _ellipsis_names(n_ell)
             for i, nm in enumerate(ell_names):
                 size[nm] = self.shape[dim + i]
             split_shape += [size[nm] for nm in ell_names]
@@ -339,17 +349,17 @@ def _rearrange(self, formula, **sizes):
             raise _C.LazygradError(f"rearrange: dimension {dim} has size {total}, {g} gives {known}")
         split_shape += [int(n) if n.isdigit() else size[n] for n in g]
         dim += 1
-    flat_l = [n for g in lhs for n in (([f"...{i}" for i in range(n_ell)]) if g == ["..."] else g)]
+    flat_l = _names_of(lhs, n_ell)
     x = self.reshape(tuple(split_shape))
     keep = [i for i, n in enumerate(flat_l) if not n.isdigit()]
     x = x.reshape(tuple(split_shape[i] for i in keep))
     named = [flat_l[i] for i in keep]
-    flat_r = [n for g in rhs for n in (([f"...{i}" for i in range(n_ell)]) if g == ["..."] else g)]
+    flat_r = _names_of(rhs, n_ell)
     order = [named.index(n) for n in flat_r if not n.isdigit()]
     x = x.permute(tuple(order))
     out_shape = []
     for g in rhs:
-        parts = [f"...{i}" for i in range(n_ell)] if g == ["..."] else g
+        parts = _ellipsis_names(n_ell) if g == ["..."] else g
         if g == ["..."]:
             out_shape += [size[n] for n in parts]
         else:

@@ -30,6 +30,27 @@ ErrorClasses& error_classes() {
   return *classes;
 }
 
+// The Python class of an error kind (Interrupted is KeyboardInterrupt, raised by the translator).
+const py::object& class_of(ErrorKind kind) {
+  const ErrorClasses& c = error_classes();
+  switch (kind) {
+    case ErrorKind::Index:
+      return c.index;
+    case ErrorKind::Value:
+      return c.value;
+    case ErrorKind::Type:
+      return c.type;
+    case ErrorKind::NotImplemented:
+      return c.not_implemented;
+    case ErrorKind::OutOfMemory:
+      return c.out_of_memory;
+    case ErrorKind::Runtime:
+    case ErrorKind::Interrupted:
+      break;
+  }
+  return c.base;
+}
+
 py::object make_class(py::module_& m, const char* name, py::tuple bases, const char* doc) {
   py::dict ns;
   ns["__module__"] = m.attr("__name__");
@@ -67,31 +88,10 @@ void bind_errors(py::module_& m) {
     } catch (const SizeError& e) {
       PyErr_SetString(error_classes().size.ptr(), e.what());
     } catch (const Error& e) {
-      const ErrorClasses& k = error_classes();
-      switch (e.kind()) {
-        case ErrorKind::Index:
-          PyErr_SetString(k.index.ptr(), e.what());
-          return;
-        case ErrorKind::Value:
-          PyErr_SetString(k.value.ptr(), e.what());
-          return;
-        case ErrorKind::Type:
-          PyErr_SetString(k.type.ptr(), e.what());
-          return;
-        case ErrorKind::NotImplemented:
-          PyErr_SetString(k.not_implemented.ptr(), e.what());
-          return;
-        case ErrorKind::OutOfMemory:
-          PyErr_SetString(k.out_of_memory.ptr(), e.what());
-          return;
-        case ErrorKind::Interrupted:
-          PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
-          return;
-        case ErrorKind::Runtime:
-          PyErr_SetString(k.base.ptr(), e.what());
-          return;
-      }
-      PyErr_SetString(k.base.ptr(), e.what());
+      if (e.kind() == ErrorKind::Interrupted)
+        PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+      else
+        PyErr_SetString(class_of(e.kind()).ptr(), e.what());
     }
   });
 }
