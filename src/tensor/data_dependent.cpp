@@ -10,20 +10,6 @@ namespace lazygrad {
 
 namespace {
 
-// PyTorch's broadcast of two shapes, or an Error naming the op and both shapes.
-Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
-  size_t n = std::max(a.size(), b.size());
-  Shape out(n);
-  for (size_t i = 0; i < n; i++) {
-    int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())],
-            y = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    require(x == y || x == 1 || y == 1,
-            std::string(op) + ": shapes " + shape_str(a) + " and " + shape_str(b) + " cannot be broadcast");
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
-}
-
 // The row-major positions of the nonzero (true, NaN included) elements of t. Realizes t.
 std::vector<int64_t> nonzero_positions(const Tensor& t) {
   Tensor truth = t.dtype() == kBool ? t : t.ne(0);
@@ -54,7 +40,7 @@ Tensor Tensor::masked_select(const Tensor& mask) const {
   require(mask.dtype() == kBool || mask.dtype() == kUInt8,
           "masked_select: expected a bool (or uint8) mask, got " + std::string(dtype_name(mask.dtype())) +
               " mask " + shape_str(mask.shape()) + " for input " + shape_str(shape()));
-  Shape common = broadcast_shapes(shape(), mask.shape(), "masked_select");
+  Shape common = broadcast_shape(shape(), mask.shape(), "masked_select");
   std::vector<int64_t> positions = nonzero_positions(mask.to(kBool).expand(common));
   int64_t count = static_cast<int64_t>(positions.size());
   Tensor flat = expand(common).flatten();

@@ -20,21 +20,10 @@ DType result_type(const Tensor& a, const Tensor& b) {
   return dimmed.dtype();
 }
 
-Shape broadcast_shape(const Shape& a, const Shape& b, const char* op) {
-  size_t n = std::max(a.size(), b.size());
-  Shape out(n);
-  for (size_t i = 0; i < n; i++) {
-    int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (x != y && x != 1 && y != 1)
-      throw Error(std::string(op) + ": shapes " + shape_str(a) + " and " + shape_str(b) + " cannot be broadcast");
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
-}
-
 // Ops composed from several primitives check shapes first, so the error names the op the user called.
-void check_broadcast(const Tensor& a, const Tensor& b, const char* op) { broadcast_shape(a.shape(), b.shape(), op); }
+void check_broadcast(const Tensor& a, const Tensor& b, const char* op) {
+  broadcast_shape(a.shape(), b.shape(), op);
+}
 
 UOpPtr to_shape(const Tensor& t, const Shape& shape) {
   UOpPtr u = t.uop();
@@ -82,6 +71,20 @@ Tensor shift(Ops op, const Tensor& a, const Tensor& b, const char* name) {
 constexpr double kLog2E = std::numbers::log2e, kLn2 = std::numbers::ln2;
 
 }  // namespace
+
+Shape broadcast_shape(const Shape& a, const Shape& b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; i++) {
+    int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (x != y && x != 1 && y != 1)
+      throw Error(std::string(op) + ": shapes " + shape_str(a) + " and " + shape_str(b) +
+                  " cannot be broadcast");
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
 
 Tensor scalar_tensor(Scalar v, DType dtype) {
   if (v.above_int64()) {
@@ -191,9 +194,15 @@ Tensor Tensor::eq(Scalar o) const { return eq(lift(*this, o)); }
 Tensor Tensor::le(Scalar o) const { return le(lift(*this, o)); }
 Tensor Tensor::ge(Scalar o) const { return ge(lift(*this, o)); }
 
-Tensor Tensor::logical_not() const { return binary(Ops::CMPNE, to(kBool), scalar_tensor(true, kBool), "logical_not"); }
-Tensor Tensor::logical_and(const Tensor& o) const { return binary(Ops::AND, to(kBool), o.to(kBool), "logical_and", kBool); }
-Tensor Tensor::logical_or(const Tensor& o) const { return binary(Ops::OR, to(kBool), o.to(kBool), "logical_or", kBool); }
+Tensor Tensor::logical_not() const {
+  return binary(Ops::CMPNE, to(kBool), scalar_tensor(true, kBool), "logical_not");
+}
+Tensor Tensor::logical_and(const Tensor& o) const {
+  return binary(Ops::AND, to(kBool), o.to(kBool), "logical_and", kBool);
+}
+Tensor Tensor::logical_or(const Tensor& o) const {
+  return binary(Ops::OR, to(kBool), o.to(kBool), "logical_or", kBool);
+}
 
 Tensor Tensor::bitwise_and(const Tensor& o) const {
   require_int(*this, "bitwise_and"), require_int(o, "bitwise_and");
@@ -229,8 +238,9 @@ Tensor where(const Tensor& c, const Tensor& x, const Tensor& y) {
   }
   Shape shape = broadcast_shape(broadcast_shape(c.shape(), x.shape(), "where"), y.shape(), "where");
   UOpPtr cu = cast_uop(to_shape(c, shape), kBool);
-  return make_result(make_uop(Ops::WHERE, dt, {cu, cast_uop(to_shape(x, shape), dt), cast_uop(to_shape(y, shape), dt)}),
-                     {&c, &x, &y});
+  return make_result(
+      make_uop(Ops::WHERE, dt, {cu, cast_uop(to_shape(x, shape), dt), cast_uop(to_shape(y, shape), dt)}),
+      {&c, &x, &y});
 }
 Tensor where(const Tensor& c, Scalar x, const Tensor& y) { return where(c, lift(y, x), y); }
 Tensor where(const Tensor& c, const Tensor& x, Scalar y) { return where(c, x, lift(x, y)); }

@@ -10,15 +10,6 @@ namespace lazygrad {
 
 namespace {
 
-void require_broadcastable(const Tensor& a, const Tensor& b, const char* op) {
-  const Shape &x = a.shape(), &y = b.shape();
-  for (size_t i = 1; i <= std::min(x.size(), y.size()); i++) {
-    int64_t p = x[x.size() - i], q = y[y.size() - i];
-    require(p == q || p == 1 || q == 1,
-            std::string(op) + ": shapes " + shape_str(x) + " and " + shape_str(y) + " cannot be broadcast");
-  }
-}
-
 void require_float(DType dt, const char* op) {
   require(is_float(dt), std::string(op) + ": not implemented for " + std::string(dtype_name(dt)) +
                             " tensors (floating point only, as in PyTorch)");
@@ -41,7 +32,7 @@ Tensor sign_bit(const Tensor& x) {
 // neither overflows nor loses the smaller one. Equal infinities are that infinity (their difference
 // would be NaN); at a = b each gets half the gradient, as in PyTorch.
 Tensor log_add(const Tensor& self, const Tensor& other, bool base2, const char* op) {
-  require_broadcastable(self, other, op);
+  broadcast_shape(self.shape(), other.shape(), op);
   DType out = promoted(self, other);
   require_float(out, op);
   DType dt = is_half(out) ? kFloat32 : out;
@@ -57,7 +48,7 @@ Tensor log_add(const Tensor& self, const Tensor& other, bool base2, const char* 
 }  // namespace
 
 Tensor Tensor::fmod(const Tensor& other) const {
-  require_broadcastable(*this, other, "fmod");
+  broadcast_shape(shape(), other.shape(), "fmod");
   DType out = promoted(*this, other);
   require(out != kBool, "fmod: not implemented for bool tensors");
   if (!is_float(out)) {
@@ -85,7 +76,7 @@ Tensor Tensor::fmod(Scalar other) const {
 Tensor Tensor::copysign(const Tensor& other) const {
   // |self| with other's sign bit (-0.0 counts as negative). Integers give float32. The gradient
   // reaches self only (sign(self) sign(result), 0 at 0: abs's), as in PyTorch.
-  require_broadcastable(*this, other, "copysign");
+  broadcast_shape(shape(), other.shape(), "copysign");
   DType out = promoted(*this, other);
   if (!is_float(out)) out = kFloat32;
   Tensor mag = to(out).abs();
@@ -106,7 +97,7 @@ Tensor Tensor::isclose(const Tensor& other, double rtol, double atol, bool equal
                                         std::string(dtype_name(other.dtype())));
   require(rtol >= 0, "isclose: rtol must be greater than or equal to zero, got " + std::to_string(rtol));
   require(atol >= 0, "isclose: atol must be greater than or equal to zero, got " + std::to_string(atol));
-  require_broadcastable(*this, other, "isclose");
+  broadcast_shape(shape(), other.shape(), "isclose");
   // Equal values (infinities of one sign included) are close; otherwise a finite difference within
   // atol + rtol |other|, computed in float (integers in float64, so that large ones stay exact).
   Tensor close = eq(other);

@@ -118,6 +118,8 @@ struct RngState {
 };
 RngState& rng_state();
 Tensor make_view(const Tensor& t, Ops op, std::vector<int64_t> arg, Shape shape);  // a view of t
+// PyTorch's broadcast of two shapes, or an Error naming the op and both shapes.
+Shape broadcast_shape(const Shape& a, const Shape& b, const char* op);
 int64_t normalize_axis(int64_t axis, int64_t ndim, const char* op);
 std::vector<int64_t> normalize_axes(const Axes& axes, int64_t ndim, const char* op);
 Tensor scalar_tensor(Scalar v, DType dtype);  // a 0-d constant
