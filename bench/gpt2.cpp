@@ -19,8 +19,9 @@
 // alternatives may point at the slow reference BLAS).
 // Bound: the bytes a decode step must read (every weight once, less the unused rows of the position
 // embedding; the token embedding is the LM head, read whole; plus the window of the KV cache) over the read
-// bandwidth measured here (T threads summing a 1 GiB array; on a GPU, DEVICE=CUDA, lazygrad's x + 1
-// over 1 GiB there, reading and writing).
+// bandwidth measured here (the best of STREAM-like read kernels, scalar, AVX2 and AVX-512, on 1 and T
+// threads summing a 1 GiB array; on a GPU, DEVICE=CUDA, lazygrad's x + 1 over 1 GiB there, reading
+// and writing).
 #include "../models/gpt2.h"
 
 #include <lazygrad/lazygrad.h>
@@ -57,45 +58,86 @@ namespace {
   std::exit(why.empty() ? 0 : 2);
 }
 
-// Sums n uint32 (n a multiple of 64) with four 8-lane vector accumulators, so that the loads, not
-// the adds, are the limit (a plain loop is not vectorized at -O2).
-uint32_t sum_words(const uint32_t* a, int64_t n) {
-  typedef uint32_t u32x8 __attribute__((vector_size(32)));
-  u32x8 acc[4] = {};
-  for (int64_t i = 0; i < n; i += 32)
-    for (int k = 0; k < 4; k++) {
-      u32x8 v;
-      std::memcpy(&v, a + i + 8 * k, sizeof v);
-      acc[k] += v;
-    }
-  u32x8 t = acc[0] + acc[1] + acc[2] + acc[3];
-  uint32_t s = 0;
-  for (int k = 0; k < 8; k++) s += t[k];
-  return s;
+// STREAM-like read kernels: each sums n uint32 (n a multiple of 128). The bound's bandwidth is the
+// best of them over thread counts, so that "x times the bound" is against what this machine can read,
+// not against one way of reading it.
+// A plain loop (GCC does not vectorize it at -O2: one scalar load a cycle at best).
+uint32_t sum_scalar(const uint32_t* a, int64_t n) {
+  uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (int64_t i = 0; i < n; i += 4) s0 += a[i], s1 += a[i + 1], s2 += a[i + 2], s3 += a[i + 3];
+  return s0 + s1 + s2 + s3;
 }
 
-// Read bandwidth: `threads` threads sum disjoint parts of a 1 GiB array; the best of 5 passes, in GB/s.
+// W-byte vectors with K accumulators, so that the loads, not the adds, are the limit.
+template <int W, int K>
+uint32_t sum_vectors(const uint32_t* a, int64_t n) {
+  typedef uint32_t vec __attribute__((vector_size(W)));
+  constexpr int lanes = W / 4;
+  vec acc[K] = {};
+  for (int64_t i = 0; i < n; i += lanes * K)
+    for (int k = 0; k < K; k++) {
+      vec v;
+      std::memcpy(&v, a + i + lanes * k, sizeof v);
+      acc[k] += v;
+    }
+  uint32_t s = 0;
+  for (int k = 0; k < K; k++)
+    for (int l = 0; l < lanes; l++) s += acc[k][l];
+  return s;
+}
+__attribute__((target("avx2"))) uint32_t sum_avx2(const uint32_t* a, int64_t n) {
+  return sum_vectors<32, 4>(a, n);
+}
+__attribute__((target("avx512f"))) uint32_t sum_avx512(const uint32_t* a, int64_t n) {
+  return sum_vectors<64, 8>(a, n);
+}
+
+// Read bandwidth: each read kernel the CPU can run, on 1 thread and on `threads` threads summing
+// disjoint parts of a 1 GiB array, the best of 5 passes each; prints them and returns the best, in GB/s.
 double read_bandwidth_gbs(int threads) {
   const int64_t n = (int64_t(1) << 30) / 4;
   std::unique_ptr<uint32_t[]> a(new uint32_t[n]);
   for (int64_t i = 0; i < n; i++) a[i] = static_cast<uint32_t>(i);
-  double best = 1e30;
+  struct Kernel {
+    const char* name;
+    uint32_t (*fn)(const uint32_t*, int64_t);
+    bool runs;
+  };
+  __builtin_cpu_init();
+  const Kernel kernels[] = {
+      {"scalar", sum_scalar, true},
+      {"avx2 4x256", sum_avx2, static_cast<bool>(__builtin_cpu_supports("avx2"))},
+      {"avx512 8x512", sum_avx512, static_cast<bool>(__builtin_cpu_supports("avx512f"))}};
+  std::vector<int> counts{1};
+  if (threads > 1) counts.push_back(threads);
+  double best_gbs = 0;
   std::vector<uint32_t> sums(threads);
-  for (int rep = 0; rep < 5; rep++) {
-    double t0 = bench::now_s();
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; t++)
-      pool.emplace_back([&, t] {
-        const int64_t b = n / 64 * t / threads * 64, e = n / 64 * (t + 1) / threads * 64;
-        sums[t] = sum_words(a.get() + b, e - b);
-      });
-    for (auto& th : pool) th.join();
-    best = std::min(best, bench::now_s() - t0);
-  }
   uint32_t total = 0;
-  for (uint32_t s : sums) total += s;
+  std::printf("read bandwidth (GB/s, best of 5 passes over 1 GiB):");
+  for (const Kernel& k : kernels) {
+    if (!k.runs) continue;
+    for (int t_count : counts) {
+      double best = 1e30;
+      for (int rep = 0; rep < 5; rep++) {
+        double t0 = bench::now_s();
+        std::vector<std::thread> pool;
+        for (int t = 0; t < t_count; t++)
+          pool.emplace_back([&, t] {
+            const int64_t b = n / 128 * t / t_count * 128, e = n / 128 * (t + 1) / t_count * 128;
+            sums[t] = k.fn(a.get() + b, e - b);
+          });
+        for (auto& th : pool) th.join();
+        best = std::min(best, bench::now_s() - t0);
+        for (int t = 0; t < t_count; t++) total += sums[t];
+      }
+      const double gbs = static_cast<double>(n) * 4 / best * 1e-9;
+      std::printf(" %s %dt %.1f;", k.name, t_count, gbs);
+      best_gbs = std::max(best_gbs, gbs);
+    }
+  }
+  std::printf(" best %.1f\n", best_gbs);
   if (total == 12345) std::printf(" ");  // keeps the sums alive
-  return static_cast<double>(n) * 4 / best * 1e-9;
+  return best_gbs;
 }
 
 // The same on lazygrad's default device when it is not the CPU (a GPU): (x + 1) over a 1 GiB float

@@ -9,9 +9,9 @@
 //              timed runs, with the search's DEBUG=2 "beam:" line) and writes its choice to the kernel
 //              cache folder, where a later run finds it (--beam-max: the largest N searched)
 //   OpenBLAS   cblas_sgemm into a preallocated C, openblas_set_num_threads(T)
-//   peak       lanes * 2 (an FMA is 2 FLOPs) * 2 FMA units * clock * T, lanes 16 with avx512f, else 8
-//              with avx2, else 4; the 2 full-width FMA units per core are an assumption (a core that
-//              runs 512-bit ops as two 256-bit halves, as AMD Zen 4 does, peaks at half of it)
+//   peak       lanes * 2 (an FMA is 2 FLOPs) * FMAs per cycle * clock * T, lanes and FMAs per cycle from
+//              the machine model (codegen/cpu_model.h: 16 lanes with AVX-512; 2 full-width FMAs a cycle
+//              on the Xeons, 1 on Zen 4, which runs 512-bit ops as two 256-bit halves)
 // GFLOP/s counts 2 * N^3 FLOPs. Inputs come from Tensor::rand and are realized before timing. Each
 // timed repetition builds a fresh lazy expression and realizes it (a new output buffer each time); one
 // warm-up call first compiles the kernel or loads it from the disk cache; the best repetition is kept
@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "codegen/cpu_model.h"
 
 #ifdef LAZYGRAD_HAVE_OPENBLAS
 #include <cblas.h>
@@ -78,9 +79,8 @@ std::vector<int64_t> parse_list(const char* argv0, const std::string& flag, cons
 // ---- the machine's peak ------------------------------------------------------------------------
 
 struct Cpu {
-  std::string model = "unknown";
-  int lanes = 1;  // float32 lanes of the widest FMA-capable vector
-  std::string isa = "scalar";
+  lazygrad::CpuModel model = lazygrad::host_cpu();  // vector width and FMA pipes (codegen/cpu_model.h)
+  int lanes = static_cast<int>(model.vector_bytes / 4);
   double mhz = 0;
   std::string mhz_from = "unknown";
 };
@@ -88,37 +88,24 @@ struct Cpu {
 Cpu read_cpu() {
   Cpu c;
   std::ifstream info("/proc/cpuinfo");
-  std::string line, flags;
-  while (std::getline(info, line)) {
-    auto value = [&] { return line.substr(std::min(line.find(':') + 2, line.size())); };
-    if (line.rfind("model name", 0) == 0 && c.model == "unknown") c.model = value();
-    if (line.rfind("cpu MHz", 0) == 0 && c.mhz == 0) {
-      c.mhz = std::atof(value().c_str());
+  for (std::string line; std::getline(info, line);)
+    if (line.rfind("cpu MHz", 0) == 0) {
+      c.mhz = std::atof(line.substr(std::min(line.find(':') + 2, line.size())).c_str());
       c.mhz_from = "/proc/cpuinfo cpu MHz";
+      break;
     }
-    if (line.rfind("flags", 0) == 0 && flags.empty()) flags = " " + value() + " ";
-  }
   // The rated maximum, where the kernel exposes it, rather than a momentary reading.
   std::ifstream maxf("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
   if (double khz = 0; maxf >> khz && khz > 0) {
     c.mhz = khz / 1000;
     c.mhz_from = "cpufreq cpuinfo_max_freq";
   }
-  auto has = [&](const char* f) { return flags.find(std::string(" ") + f + " ") != std::string::npos; };
-  if (has("avx512f")) {
-    c.lanes = 16;
-    c.isa = "avx512f";
-  } else if (has("avx2") && has("fma")) {
-    c.lanes = 8;
-    c.isa = "avx2+fma";
-  } else if (has("fma")) {
-    c.lanes = 4;
-    c.isa = "fma";
-  }
   return c;
 }
 
-double peak_gflops(const Cpu& c, int threads) { return c.lanes * 2.0 * 2.0 * c.mhz * 1e-3 * threads; }
+double peak_gflops(const Cpu& c, int threads) {
+  return c.lanes * 2.0 * c.model.fmas_per_cycle * c.mhz * 1e-3 * threads;
+}
 
 // ---- lazygrad ----------------------------------------------------------------------------------
 
@@ -226,10 +213,10 @@ int main(int argc, char** argv) {
   double t_start = bench::now_s();
   std::printf("bench_sgemm: float32 C = A @ B, square N, best of %d (of %d for N >= 2048)\n", reps,
               std::max(1, reps / 3));
-  std::printf("cpu: %s, %u logical CPUs, %s (%d float32 lanes), %.0f MHz (%s)\n", cpu.model.c_str(),
-              std::thread::hardware_concurrency(), cpu.isa.c_str(), cpu.lanes, cpu.mhz, cpu.mhz_from.c_str());
-  std::printf("peak: %d lanes * 2 FLOP/FMA * 2 FMA units (assumed) * %.2f GHz = %.1f GFLOP/s per thread\n",
-              cpu.lanes, cpu.mhz * 1e-3, peak_gflops(cpu, 1));
+  std::printf("cpu: %s, %u logical CPUs, %.0f MHz (%s)\n", cpu.model.describe().c_str(),
+              std::thread::hardware_concurrency(), cpu.mhz, cpu.mhz_from.c_str());
+  std::printf("peak: %d lanes * 2 FLOP/FMA * %d FMA/cycle * %.2f GHz = %.1f GFLOP/s per thread\n", cpu.lanes,
+              cpu.model.fmas_per_cycle, cpu.mhz * 1e-3, peak_gflops(cpu, 1));
   std::printf("kernels: %s %s (cache %s)\n", lazygrad::settings().cc.c_str(),
               lazygrad::settings().cflags.c_str(), lazygrad::settings().cache_dir.c_str());
 #ifdef LAZYGRAD_HAVE_OPENBLAS

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "codegen/cpu_model.h"
 #include "codegen/optimize.h"
 #include "engine/beam.h"
 #include "engine/realize.h"
@@ -249,14 +250,16 @@ TEST(Optimize, OnlyAVectorSumOfProductsIsFused) {
 }
 
 // x @ W.T with W too large for the L2 (GPT-2's LM head, x [128, 768] @ wte [50257, 768].T): lanes
-// along the reduction, 8 rows of x per tile, the columns outermost and a block of them (a divisor of
-// the column count, 29 for 50257 and here for 29 * 151) a Loop inside the kernel, so the tile's rows
-// are staged once for the block; each output's lanes are summed by halving shuffles.
+// along the reduction, a tile of 4 rows of x by 4 rows of W, the columns (29 * 151 here, which no
+// tile divides) padded to a multiple of 4, outermost, and a block of them (15, a divisor of the
+// 1095 column tiles) a Loop inside the kernel, so the tile's rows are staged once for the block;
+// each output's lanes are summed by halving shuffles. On a Zen 4 model, as CI's machines are.
 TEST(Optimize, TransposedProductBlocksItsColumns) {
   Tensor x = input({16, 64}), w = input({29 * 151, 64}, 3);  // W: 1.1 MB
   Kernel k = only_kernel(x.matmul(w.t()));
-  std::vector<Opt> opts = default_opts(k);
-  EXPECT_EQ(opts_str(opts), "V2:16 U0:4 U0:2 G1:0 L1:29");
+  const Target zen4 = cpu_target(known_cpu("zen4"));
+  std::vector<Opt> opts = default_opts(k, zen4);
+  EXPECT_EQ(opts_str(opts), "V2:16 P1:4 U0:4 U1:4 G1:0 L1:15");
   auto c = render_kernel(k, opts);
   EXPECT_NE(c->source.find("local0"), std::string::npos) << "the row tile is staged";
   EXPECT_NE(c->source.find("__builtin_shufflevector"), std::string::npos) << "the lanes' sum halves";
@@ -273,7 +276,78 @@ TEST(Optimize, TransposedProductBlocksItsColumns) {
   }
   // A W that stays in the L2 keeps the plain layout.
   Kernel small = only_kernel(x.matmul(input({64, 64}, 3).t()));
-  EXPECT_EQ(opts_str(default_opts(small)), "V2:16 U0:4 U0:2");
+  EXPECT_EQ(opts_str(default_opts(small, zen4)), "V2:16 U0:4 U1:4");
+}
+
+// The register tile and blocking come from the machine model (codegen/cpu_model.h), pinned here for
+// each kind measured (docs/optimizer.md, "The machine model"): on both AVX-512 kinds 4 rows by 4
+// vectors of columns (16 accumulators: a Xeon's two FMA pipes with 4 cycles of latency need 8, and
+// 8 loads per 16 FMAs stay under its 2 load ports), B in panels once it outgrows half the L2; on an
+// AVX2 core (16 registers) 4 rows by 2 vectors of 8.
+TEST(Optimize, TilesFollowTheMachineModel) {
+  struct Case {
+    const char* kind;
+    const char* mm1024;
+    const char* mm64;
+    const char* conv;
+  };
+  const Case cases[] = {
+      {"skylake-x", "V1:16 U0:4 U1:4 G1:0 L0:256", "V1:16 U0:4 U1:4", "V3:8 U1:4 U2:4"},
+      {"icelake-x", "V1:16 U0:4 U1:4 G1:0 L0:256", "V1:16 U0:4 U1:4", "V3:8 U1:4 U2:4"},
+      {"zen4", "V1:16 U0:4 U1:4 G1:0 L0:256", "V1:16 U0:4 U1:4", "V3:8 U1:4 U2:4"},
+      {"haswell", "V1:8 U0:4 U1:2 G1:0 L0:256", "V1:8 U0:4 U1:2", "V3:8 U1:4 U2:2"},
+  };
+  Kernel mm1024 = only_kernel(input({1024, 1024}).matmul(input({1024, 1024}, 1)));
+  Kernel mm64 = only_kernel(input({64, 64}).matmul(input({64, 64}, 1)));
+  Kernel conv = only_kernel(input({8, 6, 12, 12}).conv2d(input({16, 6, 5, 5}, 2)));  // LeNet's second
+  for (const Case& c : cases) {
+    const Target t = cpu_target(known_cpu(c.kind));
+    EXPECT_EQ(opts_str(default_opts(mm1024, t)), c.mm1024) << c.kind;
+    EXPECT_EQ(opts_str(default_opts(mm64, t)), c.mm64) << c.kind;
+    EXPECT_EQ(opts_str(default_opts(conv, t)), c.conv) << c.kind;
+  }
+  // The tile's loaded vectors stay in registers (GCC would read B again for each row's FMA).
+  auto c = render_kernel(mm64, default_opts(mm64, cpu_target(known_cpu("skylake-x"))));
+  EXPECT_NE(c->source.find("LG_IN_REGISTER(val"), std::string::npos) << c->source;
+  // Each kind's choice gives the unoptimized kernel's answer.
+  Tensor a = input({24, 40}), b = input({40, 96}, 4);
+  Kernel small = only_kernel(a.matmul(b));
+  std::vector<double> want = run_with(small, {});
+  for (const std::string& kind : known_cpu_kinds()) {
+    std::vector<double> got = run_with(small, default_opts(small, cpu_target(known_cpu(kind))));
+    for (size_t i = 0; i < want.size(); i++)
+      ASSERT_NEAR(got[i], want[i], 1e-5 * (1 + std::abs(want[i]))) << kind;
+  }
+}
+
+// A Pad opt (tinygrad's PADTO): the padded indices load 0 and store nothing, on a tile axis, on the
+// vector lanes (each lane's store gated) and on an axis with a window's validity already.
+TEST(Optimize, PaddedAxesStoreOnlyTheirRealIndices) {
+  Tensor a = input({6, 10}), b = input({10, 67}, 2);
+  Kernel mm = only_kernel(a.matmul(b));
+  std::vector<double> want = run_with(mm, {});
+  for (const std::vector<Opt>& opts : std::vector<std::vector<Opt>>{
+           {{AxisKind::Pad, 1, 4}, {AxisKind::Upcast, 1, 4}},
+           {{AxisKind::Pad, 1, 16}, {AxisKind::Vector, 1, 16}, {AxisKind::Upcast, 0, 2}},
+           {{AxisKind::Pad, 0, 4},
+            {AxisKind::Pad, 1, 8},
+            {AxisKind::Vector, 1, 8},
+            {AxisKind::Upcast, 0, 4}}}) {
+    std::vector<double> got = run_with(mm, opts);  // the output's canary bytes past 6 x 67 stay
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); i++)
+      ASSERT_NEAR(got[i], want[i], 1e-5 * (1 + std::abs(want[i]))) << opts_str(opts);
+  }
+  Kernel window = only_kernel(input({2, 3, 12, 12}).conv2d(input({4, 3, 3, 3}, 1), std::nullopt, 1, 1));
+  std::vector<double> w_want = run_with(window, {});
+  std::vector<Opt> opts{{AxisKind::Pad, 3, 16}, {AxisKind::Vector, 3, 16}, {AxisKind::Upcast, 1, 4}};
+  std::vector<double> w_got = run_with(window, opts);
+  for (size_t i = 0; i < w_want.size(); i++)
+    ASSERT_NEAR(w_got[i], w_want[i], 1e-5 * (1 + std::abs(w_want[i]))) << i;
+  // Refused: an axis already a multiple, a reduction axis, a pad after a split.
+  EXPECT_THROW(apply_opts(mm, std::vector<Opt>{{AxisKind::Pad, 0, 2}}), Error);
+  EXPECT_THROW(apply_opts(mm, std::vector<Opt>{{AxisKind::Pad, 2, 4}}), Error);
+  EXPECT_THROW(apply_opts(mm, std::vector<Opt>{{AxisKind::Upcast, 1, 67}, {AxisKind::Pad, 1, 4}}), Error);
 }
 
 // A matrix-vector product (a decode step's projection) keeps its output axis for the threads: the

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../apps/train_step.h"
 #include "../models/lenet.h"
 #include "../models/mlp.h"
 #include "test_files.h"
@@ -253,4 +254,19 @@ TEST(Models, LeNetShapesAndParameters) {
   Tensor logits = net(Tensor::rand({2, 1, 28, 28}));
   EXPECT_EQ(logits.shape(), (Shape{2, 10}));
   for (float v : logits.to_vector<float>()) EXPECT_TRUE(std::isfinite(v));
+}
+
+// The CNN's training step (the command's own, under its Jit) is a fixed number of kernels: what
+// makes its speed (docs/optimizer.md) is pinned here, as bench_train_epoch reports it.
+TEST(Models, LeNetTrainingStepKernels) {
+  Tensor::manual_seed(0);
+  auto net = std::make_shared<models::LeNet>();
+  cli::TrainStep step(net, 1e-3, /*jit=*/true);
+  Tensor images = Tensor::randint(0, 256, {128, 28, 28}).to(kUInt8).realize();  // pixels
+  Tensor labels = Tensor::randint(0, 10, {128}).realize();
+  for (int i = 0; i < 3; i++) step(images, labels).item<float>();  // compile, capture, replay
+  const int64_t k0 = GlobalCounters::kernel_count;
+  float loss = step(images, labels).item<float>();
+  EXPECT_EQ(GlobalCounters::kernel_count - k0, 52);
+  EXPECT_TRUE(std::isfinite(loss));
 }

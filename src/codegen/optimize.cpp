@@ -33,6 +33,9 @@ class Substitute {
   using Map = std::unordered_map<const UOp*, UOpPtr>;
   using RangeLists = std::unordered_map<const UOp*, std::vector<UOpPtr>>;
   explicit Substitute(Map map, RangeLists lists = {}) : map_(std::move(map)), lists_(std::move(lists)) {}
+  // Padded output axes (Pad opts): original range -> its size. Every load and store that depends on
+  // one is gated by `index < size` in the new indices (a load gives 0 past it, a store does nothing).
+  std::vector<std::pair<const UOp*, int64_t>> padded;
 
   UOpPtr operator()(const UOpPtr& u) {
     if (auto it = map_.find(u.get()); it != map_.end()) return it->second;
@@ -51,6 +54,17 @@ class Substitute {
       same = same && src.back() == s;
     }
     if (same) return u;
+    if (u->op == Ops::LOAD || u->op == Ops::STORE) {
+      const size_t gate_at = u->op == Ops::LOAD ? 2 : 3;
+      for (const auto& [range, size] : padded) {
+        if (!depends_on(u, range)) continue;
+        UOpPtr inside = idx_lt(map_.at(range), size);
+        if (src.size() > gate_at)
+          src[gate_at] = alu(Ops::AND, kBool, {src[gate_at], inside});
+        else
+          src.push_back(inside);
+      }
+    }
     if (u->op == Ops::LOAD && src.size() == 3 && src[2]->is_const()) {  // validity decided
       if (!src[2]->const_int()) return const_uop(u->dtype, 0);
       src.pop_back();
@@ -217,6 +231,7 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
   bool group_rest = false;                 // its amount does not divide the axis: the last trip is partial
   std::vector<size_t> order(ax.n_output);  // the global loop's axes, outermost first
   for (size_t i = 0; i < order.size(); i++) order[i] = i;
+  std::vector<int64_t> padded_to(ax.n_output, 0);  // Pad opts: the axis's new size
   for (const Opt& o : opts) {
     auto bad = [&](const std::string& why) {
       return Error("optimize: opt " + opts_str(std::span<const Opt>(&o, 1)) + " does not fit kernel " +
@@ -231,6 +246,14 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
       continue;
     }
     bool output = static_cast<size_t>(o.axis) < ax.n_output;
+    if (o.kind == AxisKind::Pad) {  // before the split checks: it need not divide, it makes it divide
+      if (!output || !plan[o.axis].pieces.empty() || padded_to[o.axis] || o.amount < 2)
+        throw bad("pad takes an output axis before its other opts, once, and an amount of at least 2");
+      if (ax.sizes[o.axis] % o.amount == 0) throw bad("the axis is already a multiple of the amount");
+      padded_to[o.axis] = (ax.sizes[o.axis] + o.amount - 1) / o.amount * o.amount;
+      plan[o.axis].loop = padded_to[o.axis];
+      continue;
+    }
     if (o.axis == group_axis && group_rest)
       throw bad("a Group that does not divide its axis is the axis's only split");
     // A Group piece that is the only split of its axis may leave a partial last trip: each
@@ -297,7 +320,10 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
     map[ax.ranges[i].get()] = expr;
     if (i >= ax.n_output) lists[ax.ranges[i].get()] = list;
   }
-  UOpPtr sink = Substitute(map, lists)(k.sink);
+  Substitute substitute_ranges(map, lists);
+  for (size_t a = 0; a < ax.n_output; a++)
+    if (padded_to[a]) substitute_ranges.padded.emplace_back(ax.ranges[a].get(), ax.sizes[a]);
+  UOpPtr sink = substitute_ranges(k.sink);
   // Upcast pieces: one copy of every store per value.
   std::vector<UOpPtr> upcasts;
   for (const auto& p : plan)
@@ -345,18 +371,20 @@ int64_t vector_score(const std::vector<UOpPtr>& accesses, const UOp* r) {
   return score;
 }
 
-// The widest of 16, 8 and 4 lanes that divides the axis (4 fills half an AVX2 register, still
-// better than one lane: a LeNet feature map is 12 or 24 wide, a ResNet one 28).
-int64_t vector_width(int64_t size) {
+// The widest of 16, 8 and 4 lanes, up to the machine's vector of 32-bit values, that divides the
+// axis (4 fills half an AVX2 register, still better than one lane: a LeNet feature map is 12 or 24
+// wide, a ResNet one 28).
+int64_t vector_width(int64_t size, const Target& target) {
   for (int64_t w : {16, 8, 4})
-    if (size >= w && size % w == 0) return w;
+    if (w * 4 <= std::max<int64_t>(target.vector_bytes, 16) && size >= w && size % w == 0) return w;
   return 0;
 }
 
 // A kernel with a reduction that some output axes do not depend on (a row's max or sum, fused into
 // the kernel that reads it back along the row): those axes become loops inside the kernel, after the
 // reduction; vector lanes go along the last of them and along each reduction's best axis.
-std::vector<Opt> nested_opts(const Kernel& k, const KernelAxes& ax, const std::vector<size_t>& inner) {
+std::vector<Opt> nested_opts(const Kernel& k, const KernelAxes& ax, const std::vector<size_t>& inner,
+                             const Target& target) {
   std::vector<Opt> opts;
   std::vector<int64_t> left = ax.sizes;
   bool vectors = k.buffers[0]->dtype == kFloat32 || k.buffers[0]->dtype == kInt32;
@@ -364,8 +392,8 @@ std::vector<Opt> nested_opts(const Kernel& k, const KernelAxes& ax, const std::v
   size_t last = inner.back();
   std::vector<UOpPtr> nest = loads_outside_reductions(k.sink), stores = all_of(k.sink, Ops::STORE);
   nest.insert(nest.end(), stores.begin(), stores.end());
-  if (vectors && vector_width(left[last]) && vector_score(nest, ax.ranges[last].get()) > 0) {
-    width = vector_width(left[last]);
+  if (vectors && vector_width(left[last], target) && vector_score(nest, ax.ranges[last].get()) > 0) {
+    width = vector_width(left[last], target);
     opts.push_back({AxisKind::Vector, static_cast<int>(last), width});
     left[last] /= width;
   }
@@ -379,7 +407,8 @@ std::vector<Opt> nested_opts(const Kernel& k, const KernelAxes& ax, const std::v
     int best = -1;
     int64_t best_score = 0;
     for (size_t b = axis; b < axis + n && vectors && !along_output; b++) {
-      int64_t w = width ? (left[b] % width == 0 && left[b] >= width ? width : 0) : vector_width(left[b]);
+      int64_t w =
+          width ? (left[b] % width == 0 && left[b] >= width ? width : 0) : vector_width(left[b], target);
       int64_t score = w ? vector_score(body, ax.ranges[b].get()) : 0;
       if (score > best_score) {
         best = static_cast<int>(b);
@@ -387,7 +416,7 @@ std::vector<Opt> nested_opts(const Kernel& k, const KernelAxes& ax, const std::v
       }
     }
     if (best >= 0) {
-      if (!width) width = vector_width(left[best]);
+      if (!width) width = vector_width(left[best], target);
       opts.push_back({AxisKind::Vector, best, width});
     }
     axis += n;
@@ -396,8 +425,6 @@ std::vector<Opt> nested_opts(const Kernel& k, const KernelAxes& ax, const std::v
 }
 
 }  // namespace
-
-constexpr int64_t kLongReduction = 2048;
 
 namespace {
 // The output axes some reduction does not depend on (a row statistic the scheduler fused into its
@@ -427,19 +454,17 @@ namespace {
 // (GPT-2's LM head: B is wte, [50257, 768], 154 MB, read 16 times: 40 GFLOP/s). Instead the
 // columns go outermost and a block of them becomes a Loop inside the kernel: the row tile (staged
 // into scratch, codegen/stage.h) stays in L1 for the whole block, and the block's rows of B stay in
-// the L2 while every row tile passes over them. The block is a divisor of the columns (50257 is
-// 29 * 1733, and no vector or register tile fits along it): the largest up to 64 rows of B.
-// Measured on 1 thread (CPU time): the head 24-25 GFLOP/s before, 44-58 after (OpenBLAS 75-91);
-// [256, 4096] @ [4096, 4096].T 21 -> 40.
+// the L2 while every row tile passes over them. The block is a divisor of what is left of the
+// columns after their tile (GPT-2's 50257, padded to 50260 for a tile of 4: 12565 = 5 * 7 * 359),
+// the largest up to 64. Measured on 1 thread (CPU time), before the column tile: the head 24-25
+// GFLOP/s before, 44-58 after (OpenBLAS 75-91); [256, 4096] @ [4096, 4096].T 21 -> 40.
 void column_blocks(const KernelAxes& ax, int64_t reduce_size, const std::vector<int64_t>& upcast,
-                   std::vector<int64_t>& left, std::vector<Opt>& opts) {
-  constexpr int64_t kL2Bytes = 1 << 20;
-  std::vector<size_t> untiled;
-  for (size_t a = 0; a < ax.n_output; a++)
-    if (upcast[a] == 1 && left[a] > 1) untiled.push_back(a);
-  if (untiled.size() != 1) return;  // a batch axis too: left as it was
-  size_t cols = untiled[0];
-  if (left[cols] * reduce_size * static_cast<int64_t>(sizeof(float)) < kL2Bytes) return;
+                   std::vector<int64_t>& left, std::vector<Opt>& opts, int64_t l2_bytes) {
+  if (ax.n_output != 2) return;  // a batch axis too: left as it was
+  const size_t cols = 1;         // out[i, j] = x[i] . W[j]: W's rows are the second output axis
+  if (left[cols] < 2 ||
+      left[cols] * upcast[cols] * reduce_size * static_cast<int64_t>(sizeof(float)) < l2_bytes)
+    return;
   opts.push_back({AxisKind::Global, static_cast<int>(cols), 0});
   for (int64_t block = 64; block >= 4; block--)
     if (left[cols] % block == 0 && left[cols] / block >= 2) {
@@ -447,6 +472,16 @@ void column_blocks(const KernelAxes& ax, int64_t reduce_size, const std::vector<
       left[cols] /= block;
       return;
     }
+}
+
+// Whether every index past a padded axis's end is harmless: nothing there can raise (an integer
+// division by a loaded value, an index check), since those indices load 0.
+bool paddable(const Kernel& k) {
+  if (!all_of(k.sink, Ops::CHECK_INDEX).empty()) return false;
+  for (Ops op : {Ops::IDIV, Ops::MOD})
+    for (const auto& u : all_of(k.sink, op))
+      if (!u->src[1]->is_const()) return false;
+  return true;
 }
 }  // namespace
 
@@ -531,6 +566,90 @@ std::vector<Opt> work_group_opts(const Kernel& k, const Target& target) {
 }
 }  // namespace
 
+namespace {
+// The register tile of a reduction: how many copies (1, 2, 4 or 8) of the body each output axis
+// gets, each copy its own accumulator, from the machine model (codegen/cpu_model.h). Per trip of the
+// reduction the tile issues one FMA per accumulator and one load per distinct value it reads (a
+// load shared by the copies along an axis it does not depend on is loaded once), so a trip costs
+//   max(FMAs / FMA pipes, loads / load ports, FMA latency)
+// cycles: the last because each accumulator's FMAs form one chain. The tile keeps the FMA pipes
+// busiest (FMAs per cycle over the pipes), then loads least per FMA (less traffic from the caches),
+// then uses fewest registers, within the registers there are: one per accumulator, one per
+// vector loaded (kept for the whole tile) and one for a broadcast value. A load with a validity (a
+// padded window) counts twice: it checks, and goes lane by lane at the edges.
+// Only axes that some load is broadcast along (the tile shares it) and some load depends on.
+std::vector<int64_t> register_tile(const KernelAxes& ax, const std::vector<UOpPtr>& loads,
+                                   const std::vector<UOpPtr>& reduced_loads, int vector_axis,
+                                   const std::vector<int64_t>& left, const CpuModel& cpu) {
+  const size_t n = ax.n_output;
+  std::vector<int64_t> best(n, 1);
+  struct LoadUse {
+    std::vector<bool> depends;
+    int64_t weight;
+    bool vector;
+  };
+  std::vector<LoadUse> uses;
+  std::vector<bool> tileable(n, false);
+  for (size_t a = 0; a < n; a++) {
+    bool shared = false, varies = false;
+    for (const auto& m : loads) {
+      const bool broadcast = access_along(m, ax.ranges[a].get()) == Access::Broadcast;
+      shared |= broadcast;
+      varies |= !broadcast;
+    }
+    tileable[a] = shared && varies;
+  }
+  for (const auto& m : reduced_loads) {  // an epilogue's loads run once per tile, not per trip
+    LoadUse u{std::vector<bool>(n), m->src.size() == 3 ? 2 : 1,
+              vector_axis >= 0 && access_along(m, ax.ranges[vector_axis].get()) != Access::Broadcast};
+    for (size_t a = 0; a < n; a++) u.depends[a] = access_along(m, ax.ranges[a].get()) != Access::Broadcast;
+    uses.push_back(std::move(u));
+  }
+  double best_busy = -1, best_intensity = 0;
+  int64_t best_registers = 0;
+  std::vector<int64_t> amounts(n, 1);
+  std::function<void(size_t)> search = [&](size_t a) {
+    if (a == n) {
+      int64_t fmas = 1, loaded = 0, registers = 1;
+      for (int64_t x : amounts) fmas *= x;
+      for (const auto& u : uses) {
+        int64_t copies = 1;
+        for (size_t b = 0; b < n; b++)
+          if (u.depends[b]) copies *= amounts[b];
+        loaded += u.weight * copies;
+        if (u.vector) registers += copies;
+      }
+      registers += fmas;
+      if (fmas > 64 || registers > cpu.vector_registers) return;
+      const double cycles =
+          std::max({static_cast<double>(fmas) / cpu.fmas_per_cycle,
+                    static_cast<double>(loaded) / cpu.loads_per_cycle, static_cast<double>(cpu.fma_latency)});
+      const double busy = static_cast<double>(fmas) / cycles / cpu.fmas_per_cycle;
+      const double intensity = static_cast<double>(fmas) / std::max<int64_t>(loaded, 1);
+      const bool better =
+          busy > best_busy + 1e-9 ||
+          (busy > best_busy - 1e-9 && (intensity > best_intensity + 1e-9 ||
+                                       (intensity > best_intensity - 1e-9 && registers < best_registers)));
+      if (better) {
+        best = amounts;
+        best_busy = busy;
+        best_intensity = intensity;
+        best_registers = registers;
+      }
+      return;
+    }
+    for (int64_t u : {1, 2, 4, 8}) {
+      if (u > 1 && (!tileable[a] || left[a] % u != 0)) break;
+      amounts[a] = u;
+      search(a + 1);
+    }
+    amounts[a] = 1;
+  };
+  search(0);
+  return best;
+}
+}  // namespace
+
 std::vector<Opt> default_opts(const Kernel& k, const Target& target) {
   if (target.tensor_cores)
     if (auto opts = tensor_core_opts(k); !opts.empty()) return opts;
@@ -538,7 +657,7 @@ std::vector<Opt> default_opts(const Kernel& k, const Target& target) {
   if (target.vector_bytes == 0) return required_opts(k);
   KernelAxes ax = kernel_axes(k);
   std::vector<size_t> inner = row_axes(ax);
-  if (!inner.empty()) return nested_opts(k, ax, inner);
+  if (!inner.empty()) return nested_opts(k, ax, inner, target);
   std::vector<UOpPtr> loads = all_of(k.sink, Ops::LOAD), stores = all_of(k.sink, Ops::STORE);
   std::vector<Opt> opts;
   DType out_dtype = k.buffers[0]->dtype;
@@ -547,7 +666,7 @@ std::vector<Opt> default_opts(const Kernel& k, const Target& target) {
   int best = -1;
   int64_t best_width = 0, best_score = 0;
   for (size_t a = 0; a < ax.ranges.size(); a++) {
-    int64_t width = vector_width(ax.sizes[a]);
+    int64_t width = vector_width(ax.sizes[a], target);
     if (!width || (a >= ax.n_output && ax.reduce && ax.reduce->as<ReduceArg>().op == Ops::MUL)) continue;
     // A reduction's store runs once per many loads: it does not count.
     int64_t score =
@@ -564,64 +683,55 @@ std::vector<Opt> default_opts(const Kernel& k, const Target& target) {
     opts.push_back({AxisKind::Vector, best, best_width});
     left[best] /= best_width;
   }
-  // A register tile for reductions: upcast output axes that some load is broadcast along (each
-  // loaded value then serves the whole tile), the one with the most such loads first. A matrix
-  // product gets 8 rows by one vector of columns (measured faster here than 4 rows by two vectors,
-  // bench/sgemm.cpp).
+  // A register tile for reductions, from the machine model (register_tile below).
   if (ax.reduce) {
-    int64_t tile = 1, max_tile = best >= 0 ? 8 : 16;
-    std::vector<int64_t> upcast(ax.n_output, 1);
-    for (int round = 0; round < 3; round++) {
-      int pick = -1;
-      int64_t pick_amount = 0, pick_reuse = 0;
-      for (size_t a = 0; a < ax.n_output; a++) {
-        int64_t amount = 0;
-        for (int64_t u : {4, 2})
-          if (left[a] >= u && left[a] % u == 0 && tile * u <= max_tile) {
-            amount = u;
-            break;
-          }
-        if (!amount) continue;
-        int64_t reuse = 0, depends = 0;
-        for (const auto& m : loads) {
-          Access acc = access_along(m, ax.ranges[a].get());
-          // A load with a validity (a padded window: checks, and lane by lane at the edges) costs
-          // more than a plain one: sharing it across the tile is worth more.
-          reuse += acc == Access::Broadcast ? (m->src.size() == 3 ? 2 : 1) : 0;
-          depends += acc != Access::Broadcast;
-        }
-        if (!reuse || !depends) continue;
-        if (reuse > pick_reuse) {
-          pick = static_cast<int>(a);
-          pick_amount = amount;
-          pick_reuse = reuse;
-        }
-      }
-      if (pick < 0) break;
-      opts.push_back({AxisKind::Upcast, pick, pick_amount});
-      left[pick] /= pick_amount;
-      upcast[pick] *= pick_amount;
-      tile *= pick_amount;
+    // An output axis that no tile divides (GPT-2's 50257 vocabulary rows) is padded to a multiple
+    // of 4 where the tile then uses it (tinygrad's PADTO; at least 64 long: at most 5% padding).
+    std::vector<int64_t> unpadded = left;
+    const bool pad = paddable(k);
+    for (size_t a = 0; a < ax.n_output; a++)
+      if (pad && static_cast<int>(a) != best && left[a] >= 64 && left[a] % 4 != 0)
+        left[a] = (left[a] + 3) / 4 * 4;
+    std::vector<int64_t> upcast =
+        register_tile(ax, loads, all_of(ax.reduce->src[0], Ops::LOAD), best, left, target.cpu);
+    for (size_t a = 0; a < ax.n_output; a++) {
+      if (left[a] == unpadded[a]) continue;
+      if (upcast[a] > 1)
+        opts.push_back({AxisKind::Pad, static_cast<int>(a), 4});
+      else
+        left[a] = unpadded[a];
     }
-    // A long reduction over a matrix product's columns: two vectors of columns per tile, and the
-    // column tiles outermost in the global loop, so that each thread keeps one panel of B while it
-    // walks down the rows (at N = 2048: 120 GFLOP/s instead of 39 here).
+    int64_t tile = 1;
+    for (size_t a = 0; a < ax.n_output; a++)
+      for (int64_t u = upcast[a]; u > 1; u /= u % 4 == 0 ? 4 : 2) {  // as U a:4 then U a:2 pieces
+        const int64_t piece = u % 4 == 0 ? 4 : 2;
+        opts.push_back({AxisKind::Upcast, static_cast<int>(a), piece});
+        left[a] /= piece;
+        tile *= piece;
+      }
+    // A matrix product whose B (the operand that varies along the columns and the reduction)
+    // outgrows half the L2: the column tiles outermost in the global loop, so that each thread
+    // keeps one panel of B while it walks down the rows, staged into scratch (codegen/stage.h) where
+    // the rows read it contiguously. Otherwise every row tile streams all of B from the L3 or memory
+    // (at N = 2048: 120 GFLOP/s instead of 39 on Zen 4; N = 1024 on a Xeon with a 1 MiB L2 ran at
+    // 0.31 of OpenBLAS without it).
     int64_t reduce_size = 1;
     for (size_t b = ax.n_output; b < ax.ranges.size(); b++) reduce_size *= ax.sizes[b];
+    const int64_t b_bytes = best >= 0 ? saturating_mul(saturating_mul(reduce_size, ax.sizes[best]), 4) : 0;
     // Only with rows to walk down: a matrix-vector product's one output axis is both the columns
     // and the tile, and keeps its global loop for the threads.
     bool rows = false;
     for (size_t a = 0; a < ax.n_output; a++) rows |= static_cast<int>(a) != best && upcast[a] > 1;
-    if (best >= static_cast<int>(ax.n_output) && rows) column_blocks(ax, reduce_size, upcast, left, opts);
-    if (best >= 0 && static_cast<size_t>(best) < ax.n_output && reduce_size >= kLongReduction && tile == 8 &&
-        rows && left[best] % 2 == 0 && left[best] >= 2) {
-      opts.push_back({AxisKind::Upcast, best, 2});
-      left[best] /= 2;  // the vector axis may be a tile axis too (a weight gradient): its Loop below
+    if (best >= static_cast<int>(ax.n_output) && rows)
+      column_blocks(ax, reduce_size, upcast, left, opts, target.cpu.l2_bytes);
+    if (best >= 0 && static_cast<size_t>(best) < ax.n_output && 2 * b_bytes > target.cpu.l2_bytes && rows &&
+        upcast[best] > 1) {
       opts.push_back({AxisKind::Global, best, 0});
-      // The tile axes' rest as a loop inside the kernel: each global index is one column panel,
+      // The row tiles' rest as a loop inside the kernel: each global index is one column panel,
       // which the linearizer stages (codegen/stage.h) into scratch once for all its row tiles.
       for (size_t a = 0; a < ax.n_output; a++)
-        if (upcast[a] > 1 && left[a] > 1) opts.push_back({AxisKind::Loop, static_cast<int>(a), left[a]});
+        if (static_cast<int>(a) != best && upcast[a] > 1 && left[a] > 1)
+          opts.push_back({AxisKind::Loop, static_cast<int>(a), left[a]});
     }
   }
   return opts;

@@ -19,7 +19,9 @@ namespace lazygrad {
 // (either: the lanes of a vector type; all of one width, and no value along two), Loop (output axis:
 // a loop inside the kernel, so that what does not depend on it is computed once outside it). Pieces
 // split later sit outside earlier ones. {Global, axis, 0} orders the loops instead: that output
-// axis becomes the outermost of the global loop.
+// axis becomes the outermost of the global loop. {Pad, axis, amount}, first on its output axis,
+// rounds the axis up to a multiple of amount (tinygrad's PADTO): the extra indices load nothing (0)
+// and store nothing, so a tile can divide an axis such as GPT-2's 50257 vocabulary rows.
 struct Opt {
   AxisKind kind;
   int axis;

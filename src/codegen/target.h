@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "codegen/cpu_model.h"
+
 namespace lazygrad {
 
 struct Target {
@@ -39,9 +41,14 @@ struct Target {
   // device; these are about storage and arithmetic of the wide types.
   bool float64 = true, float16 = true, int64 = true;
   bool keeps_subnormals = true;  // arithmetic keeps subnormal values (FTZ=0 parity cases need it)
+  // The CPU's registers, pipes and caches, from which the optimizer derives register tiles and
+  // blocking (codegen/cpu_model.h); a thread-slice target's only.
+  CpuModel cpu;
 };
 
-// The CPU's: vectors of up to 64 bytes (AVX-512), thread slices, scratch, Ctrl-C polls.
+// The CPU's: the host's vectors (64 bytes with AVX-512) and model, thread slices, scratch, Ctrl-C
+// polls. The second form describes another machine (tests pin each known kind's kernels with it).
 Target cpu_target();
+Target cpu_target(const CpuModel& cpu);
 
 }  // namespace lazygrad

@@ -35,11 +35,12 @@ struct ReduceArg {
 // Vector (the lanes of the compiler's vector types), and on devices with work-groups Local (output:
 // the work-items of a group) and Group (reduction: a grouped reduction, each work-item of a group
 // reduces every Group-th element, and the group combines its partial results in local memory).
-enum class AxisKind : uint8_t { Global, Output, Loop, Upcast, Unroll, Vector, Local, Group, TensorCore };
+enum class AxisKind : uint8_t { Global, Output, Loop, Upcast, Unroll, Vector, Local, Group, TensorCore, Pad };
 // One letter per kind, in enum order: how DEBUG output and opts strings ("V1:16 U0:4") name them
 // (T: threads of a work-group, R: a reduction the group shares, C: the tensor cores' product, which
-// is an opt only: no range is of that kind, codegen/tensor_cores.h).
-inline constexpr char kAxisLetters[] = "GOLUNVTRC";
+// is an opt only: no range is of that kind, codegen/tensor_cores.h; P: an output axis padded up to a
+// multiple, tinygrad's PADTO, also an opt only: codegen/optimize.h).
+inline constexpr char kAxisLetters[] = "GOLUNVTRCP";
 
 struct RangeArg {
   int64_t id;

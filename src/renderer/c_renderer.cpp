@@ -4,10 +4,13 @@
 
 namespace lazygrad {
 
-Target cpu_target() {
+Target cpu_target() { return cpu_target(host_cpu()); }
+
+Target cpu_target(const CpuModel& cpu) {
   Target t;
   t.language = "C";
-  t.vector_bytes = 64;  // AVX-512; narrower machines split the compiler's vectors themselves
+  t.cpu = cpu;
+  t.vector_bytes = cpu.vector_bytes;
   t.thread_slices = true;
   t.scratch = true;
   t.interrupt_polls = true;
@@ -30,7 +33,10 @@ CStyleLanguage c_language() {
   c.preamble =
       "#include <math.h>\n#include <stdint.h>\n"
       "#if defined(__GNUC__) && !defined(__clang__)\n"
-      "#pragma GCC optimize(\"no-tree-loop-if-convert\", \"no-tree-slp-vectorize\")\n#endif\n";
+      "#pragma GCC optimize(\"no-tree-loop-if-convert\", \"no-tree-slp-vectorize\")\n#endif\n"
+      "#if defined(__x86_64__) && defined(__GNUC__)\n#define LG_IN_REGISTER(x) __asm__(\"\" : \"+v\"(x))\n"
+      "#else\n#define LG_IN_REGISTER(x) (void)(x)\n#endif\n";
+  c.keep_in_register = "LG_IN_REGISTER";
   c.float_suffix = true;
   c.bool_storage = "_Bool";
   c.nan32 = "__builtin_nanf(\"\")";

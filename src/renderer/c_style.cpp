@@ -599,7 +599,13 @@ class CRenderer {
       if (auto base = contiguous_base(u)) {
         std::string n = name(u), copy = "__builtin_memcpy(&" + n + ", " + name(u->src[0]) + " + (" + *base +
                                         "), sizeof(" + n + "));\n";
-        if (u->src.size() == 2) return ind + vtype(u->dtype) + " " + n + ";\n" + ind + copy;
+        if (u->src.size() == 2) {
+          std::string pin;
+          if (!lang_.keep_in_register.empty() &&
+              static_cast<int64_t>(itemsize(u->dtype)) * lanes() <= lang_.target.vector_bytes)
+            pin = ind + lang_.keep_in_register + "(" + n + ");\n";
+          return ind + vtype(u->dtype) + " " + n + ";\n" + ind + copy + pin;
+        }
         if (!vec(u->src[2]))
           return ind + vtype(u->dtype) + " " + n + " = {0};\n" + ind + "if (" + name(u->src[2]) + ") " + copy;
         // Validity per lane (a padded window): one load where every lane is valid (inside the
@@ -633,12 +639,15 @@ class CRenderer {
     std::string v = ref(u->src[2]);
     if (u->dtype == kFloat16) v = "lg_f2h(" + v + ")";
     if (u->dtype == kBFloat16) v = "lg_f2bf(" + v + ")";
-    return ind + name(u->src[0]) + "[" + ref(u->src[1]) + "] = " + v + ";\n";
+    // A store past a padded axis's end (a Pad opt) is gated: it does nothing there.
+    const std::string gate = u->src.size() == 4 ? "if (" + ref(u->src[3]) + ") " : "";
+    return ind + gate + name(u->src[0]) + "[" + ref(u->src[1]) + "] = " + v + ";\n";
   }
 
   std::string vector_store(const UOpPtr& u, const std::string& ind) {
     auto base = contiguous_base(u);
-    if (!base) {
+    const bool lane_gate = u->src.size() == 4 && vec(u->src[3]);
+    if (!base || lane_gate) {
       std::string out;
       for (int64_t l = 0; l < lanes(); l++) {
         lane_ = l;
@@ -653,8 +662,9 @@ class CRenderer {
       out = ind + vtype(u->dtype) + " " + v + " = " +
             (vec(u->src[2]) ? as_bytes(u->src[2]) : lanes_of(name(u->src[2]))) + ";\n";
     }
-    return out + ind + "__builtin_memcpy(" + name(u->src[0]) + " + (" + *base + "), &" + v + ", sizeof(" + v +
-           "));\n";
+    const std::string gate = u->src.size() == 4 ? "if (" + name(u->src[3]) + ") " : "";
+    return out + ind + gate + "__builtin_memcpy(" + name(u->src[0]) + " + (" + *base + "), &" + v +
+           ", sizeof(" + v + "));\n";
   }
 
   // The scalar index of lane 0 when a LOAD or STORE touches consecutive elements, one per lane

@@ -16,7 +16,11 @@ namespace lazygrad {
 
 struct CStyleLanguage {
   Target target;
-  std::string preamble;                    // includes, typedefs, pragmas at the top of every kernel
+  std::string preamble;  // includes, typedefs, pragmas at the top of every kernel
+  // A statement `NAME(v);` that pins a loaded vector v in a register (NAME, from the preamble), or empty. GCC
+  // otherwise treats a vector loaded from read-only memory as that memory and reads it again as the operand
+  // of each FMA that uses it: a register tile then loads each vector once per row of the tile.
+  std::string keep_in_register;
   std::string kernel_prefix;               // before a work-group kernel's name: "__kernel void "
   bool launch_bounds = false;              // CUDA's __launch_bounds__(its group size) after the prefix
   std::string restrict_kw = "restrict";    // a pointer no other aliases (CUDA C++: "__restrict__")

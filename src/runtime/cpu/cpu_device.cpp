@@ -14,6 +14,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "codegen/cpu_model.h"
 #include "debug.h"
 #include "lazygrad/counters.h"
 #include "lazygrad/error.h"
@@ -138,7 +139,7 @@ DeviceInfo cpu_info(const std::string& name) {
   bool ok = status == 0;
   return {name,
           (ok ? first : "compiler '" + settings().cc + "' not found") + ", " +
-              std::to_string(settings().threads) + " threads",
+              std::to_string(settings().threads) + " threads; " + host_cpu().describe(),
           ok};
 }
 
