@@ -1,6 +1,7 @@
 // The CPU device: kernels are C, compiled by the system compiler into a shared object, cached on
 // disk by a hash of source and flags, loaded with dlopen and run on a thread pool.
 #include <dlfcn.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -145,9 +146,24 @@ DeviceInfo cpu_info(const std::string& name) {
 
 // "CPU", and "CPU:1", "CPU:2", ...: virtual devices over the same cores and kernel objects, each
 // with its own memory, so that code for several devices can be tested on one machine.
+// glibc maps every block above 128 KiB afresh and unmaps it when freed (until its threshold adapts
+// to a freed block): a kernel's staging scratch (codegen/stage.h) and a first forward's activations
+// then pay a page fault per 4 KiB on every call. Blocks up to 64 MiB come from the heap instead,
+// which keeps what is freed for the next allocation.
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+  static const bool once = [] {
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    return true;
+  }();
+  (void)once;
+#endif
+}
+
 class CpuDevice : public Device {
  public:
-  explicit CpuDevice(std::string name) : Device(std::move(name)) {}
+  explicit CpuDevice(std::string name) : Device(std::move(name)) { keep_freed_memory(); }
   DeviceInfo info() const override { return cpu_info(name()); }
   Allocator& allocator() override { return allocator_; }
   const Renderer& renderer() const override { return c_renderer(); }
