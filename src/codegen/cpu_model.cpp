@@ -138,7 +138,7 @@ CpuModel detect() {
 CpuModel classify_x86(std::string_view vendor, int family, int model, bool avx512f, bool avx2,
                       std::string_view model_name) {
   std::string kind = avx512f ? "generic-avx512" : avx2 ? "generic-avx2" : "generic";
-  auto any_of = [&](std::initializer_list<int> models) {
+  auto is_one_of = [&](std::initializer_list<int> models) {
     for (int x : models)
       if (x == model) return true;
     return false;
@@ -146,13 +146,13 @@ CpuModel classify_x86(std::string_view vendor, int family, int model, bool avx51
   if (vendor == "GenuineIntel" && family == 6) {
     if (model == 0x55)
       kind = "skylake-x";
-    else if (any_of({0x6a, 0x6c}))
+    else if (is_one_of({0x6a, 0x6c}))
       kind = "icelake-x";
-    else if (any_of({0x8f, 0xcf, 0xad, 0xae}))
+    else if (is_one_of({0x8f, 0xcf, 0xad, 0xae}))
       kind = "sapphire-rapids";
-    else if (any_of({0x7d, 0x7e, 0x8c, 0x8d, 0xa7}))
+    else if (is_one_of({0x7d, 0x7e, 0x8c, 0x8d, 0xa7}))
       kind = "icelake";
-    else if (any_of({0x3c, 0x3f, 0x45, 0x46, 0x3d, 0x47, 0x4f, 0x56}))
+    else if (is_one_of({0x3c, 0x3f, 0x45, 0x46, 0x3d, 0x47, 0x4f, 0x56}))
       kind = "haswell";
     else if (avx2)
       kind = "skylake";

@@ -701,13 +701,11 @@ std::vector<Opt> default_opts(const Kernel& k, const Target& target) {
       else
         left[a] = unpadded[a];
     }
-    int64_t tile = 1;
     for (size_t a = 0; a < ax.n_output; a++)
       for (int64_t u = upcast[a]; u > 1; u /= u % 4 == 0 ? 4 : 2) {  // as U a:4 then U a:2 pieces
         const int64_t piece = u % 4 == 0 ? 4 : 2;
         opts.push_back({AxisKind::Upcast, static_cast<int>(a), piece});
         left[a] /= piece;
-        tile *= piece;
       }
     // A matrix product whose B (the operand that varies along the columns and the reduction)
     // outgrows half the L2: the column tiles outermost in the global loop, so that each thread

@@ -34,7 +34,8 @@ CStyleLanguage c_language() {
       "#include <math.h>\n#include <stdint.h>\n"
       "#if defined(__GNUC__) && !defined(__clang__)\n"
       "#pragma GCC optimize(\"no-tree-loop-if-convert\", \"no-tree-slp-vectorize\")\n#endif\n"
-      "#if defined(__x86_64__) && defined(__GNUC__)\n#define LG_IN_REGISTER(x) __asm__(\"\" : \"+v\"(x))\n"
+      "#if defined(__x86_64__) && defined(__GNUC__) && defined(__AVX512F__)\n"
+      "#define LG_IN_REGISTER(x) __asm__(\"\" : \"+v\"(x))\n"
       "#else\n#define LG_IN_REGISTER(x) (void)(x)\n#endif\n";
   c.keep_in_register = "LG_IN_REGISTER";
   c.float_suffix = true;
