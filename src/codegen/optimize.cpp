@@ -73,6 +73,36 @@ class Substitute {
     return make_uop(u->op, u->dtype, std::move(src), u->arg);
   }
 
+  // The reduction's loops that a load's validity depends on (a convolution's window: kh and kw)
+  // go outside the others (its channels), keeping their order among themselves: the validity, a
+  // few vector compares per load, is then computed once per window position instead of once per
+  // channel too (the linearizer places a value in the innermost loop it depends on). Only Loop
+  // ranges move; lanes and groups keep their places. The sum's order changes with the loops'.
+  static void validity_loops_outside(const UOpPtr& body, std::vector<UOpPtr>& ranges) {
+    std::vector<size_t> slots;
+    for (size_t i = 0; i < ranges.size(); i++)
+      if (kind_of(ranges[i]) == AxisKind::Loop) slots.push_back(i);
+    if (slots.size() < 2) return;
+    std::vector<UOpPtr> gated_loads;
+    std::unordered_set<const UOp*> seen;
+    std::vector<const UOp*> stack{body.get()};
+    while (!stack.empty()) {
+      const UOp* x = stack.back();
+      stack.pop_back();
+      if (!seen.insert(x).second) continue;
+      if (x->op == Ops::LOAD && x->src.size() == 3) gated_loads.push_back(x->src[2]);
+      for (const auto& src : x->src) stack.push_back(src.get());
+    }
+    if (gated_loads.empty()) return;
+    std::vector<UOpPtr> loops;
+    for (size_t i : slots) loops.push_back(ranges[i]);
+    std::stable_partition(loops.begin(), loops.end(), [&](const UOpPtr& r) {
+      return std::any_of(gated_loads.begin(), gated_loads.end(),
+                         [&](const UOpPtr& v) { return depends_on(v, r.get()); });
+    });
+    for (size_t j = 0; j < slots.size(); j++) ranges[slots[j]] = loops[j];
+  }
+
   UOpPtr reduce(const UOpPtr& u) {
     UOpPtr body = (*this)(u->src[0]);
     std::vector<UOpPtr> ranges, unrolled;
@@ -98,6 +128,7 @@ class Substitute {
     // Over no loop at all (its axes had one element each, or were all unrolled): the body is the
     // value. A REDUCE without ranges would be a reduction the linearizer cannot place.
     if (ranges.empty()) return body;
+    validity_loops_outside(body, ranges);
     std::vector<UOpPtr> src{body};
     src.insert(src.end(), ranges.begin(), ranges.end());
     return make_uop(Ops::REDUCE, u->dtype, std::move(src), u->arg);
@@ -679,6 +710,20 @@ std::vector<Opt> default_opts(const Kernel& k, const Target& target) {
     }
   }
   std::vector<int64_t> left = ax.sizes;
+  // A reduction whose lanes would fill less of the machine's vector than the axis padded to whole
+  // vectors does (a LeNet feature map's 12 or 24 columns on 16 lanes: 4 or 8 lanes, against 12 of
+  // 16): the axis is padded, and its last lanes load under a mask (one AVX-512 masked load,
+  // renderer/c_style.cpp) and store nothing.
+  const int64_t full = std::max<int64_t>(target.vector_bytes / 4, 4);
+  if (ax.reduce && best >= 0 && static_cast<size_t>(best) < ax.n_output && best_width < full &&
+      ax.sizes[best] % full != 0 && paddable(k)) {
+    const int64_t padded = (ax.sizes[best] + full - 1) / full * full;
+    if (10 * ax.sizes[best] * full > 12 * padded * best_width) {  // 1.2 times the useful lanes
+      opts.push_back({AxisKind::Pad, best, full});
+      left[best] = padded;
+      best_width = full;
+    }
+  }
   if (best >= 0) {
     opts.push_back({AxisKind::Vector, best, best_width});
     left[best] /= best_width;

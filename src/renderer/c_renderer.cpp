@@ -38,6 +38,7 @@ CStyleLanguage c_language() {
       "#define LG_IN_REGISTER(x) __asm__(\"\" : \"+v\"(x))\n"
       "#else\n#define LG_IN_REGISTER(x) (void)(x)\n#endif\n";
   c.keep_in_register = "LG_IN_REGISTER";
+  c.masked_loads = true;
   c.float_suffix = true;
   c.bool_storage = "_Bool";
   c.nan32 = "__builtin_nanf(\"\")";

@@ -608,8 +608,13 @@ class CRenderer {
         }
         if (!vec(u->src[2]))
           return ind + vtype(u->dtype) + " " + n + " = {0};\n" + ind + "if (" + name(u->src[2]) + ") " + copy;
-        // Validity per lane (a padded window): one load where every lane is valid (inside the
-        // image), lane by lane at the edges, where a lane past the buffer must not be read.
+        // Validity per lane (a padded window, a padded axis): 16 lanes of 32 bits are one masked
+        // load where the compiler has AVX-512 (a masked-out lane is never read, so it cannot fault).
+        if (std::string fn = masked_load(u); !fn.empty())
+          return ind + vtype(u->dtype) + " " + n + " = " + fn + "(" + name(u->src[0]) + " + (" + *base +
+                 "), " + name(u->src[2]) + ");\n";
+        // Otherwise one load where every lane is valid (inside the image), lane by lane at the
+        // edges, where a lane past the buffer must not be read.
         std::string all, lanes;
         for (int64_t l = 0; l < this->lanes(); l++) {
           std::string i = std::to_string(l), v = name(u->src[2]) + "[" + i + "]";
@@ -840,6 +845,32 @@ class CRenderer {
                                         "lg_bitsf(uint32_t u) { float x; __builtin_memcpy(&x, &u, 4); "
                                         "return x; }\n"));
     return "lg_vfma_1";
+  }
+
+  // The helper that loads u's 16 lanes of 32 bits under its per-lane validity with one AVX-512
+  // masked load (the mask's lanes gathered into a 16-bit mask; GCC and clang both have the
+  // builtins, and both vectorize the gathering), lane by lane where the kernel is compiled without
+  // AVX-512; empty where the language has no such loads or the lanes are not 16 of 32 bits.
+  std::string masked_load(const UOpPtr& u) {
+    const DType dt = u->dtype;
+    if (!lang_.masked_loads || lanes() != 16 || (dt != kFloat32 && dt != kInt32 && dt != kUInt32)) return "";
+    auto mb = mask_bytes_.find(u->src[2].get());
+    const std::string m = mb != mask_bytes_.end() ? mask_type(mb->second) : vtype(u->src[2]->dtype);
+    const std::string v = vtype(dt), fn = "lg_mload_" + v.substr(3) + "_" + m.substr(3);
+    const bool f = dt == kFloat32;
+    const std::string elem = f ? "float" : dt == kInt32 ? "int32_t" : "uint32_t";
+    if (!has_helper(fn))
+      helpers_.emplace_back(
+          fn,
+          "static inline " + v + " " + fn + "(const " + elem + "* p, " + m + " m) {\n  " + v +
+              " r;\n#if defined(__AVX512F__)\n  unsigned short k = 0;\n  for (int l = 0; l < 16; l++) k |= "
+              "(unsigned short)((m[l] != 0) << l);\n  r = (" +
+              v + ")" +
+              (f ? "__builtin_ia32_loadups512_mask(p, (" + v + "){0}, k)"
+                 : "__builtin_ia32_loaddqusi512_mask((const int*)p, (lg_int32x16){0}, k)") +
+              ";\n#else\n  for (int l = 0; l < 16; l++) r[l] = m[l] ? p[l] : 0;\n#endif\n  return r;\n}\n");
+    if (!f) vtype(kInt32);  // the builtin's operand type, declared for the helper
+    return fn;
   }
 
   // a * b + c on float (or double) vectors with one rounding where the target has a fused
