@@ -53,6 +53,31 @@ TEST(IR, SymbolicIdentitiesFold) {
   EXPECT_EQ(idx_mul(idx_add(r, index_const(1)), 2048), idx_add(idx_mul(r, 2048), index_const(2048)));
 }
 
+// A common factor of the divisor: (8*k + lane) // 48 is k // 6 and % 48 is (k % 6)*8 + lane for
+// lane < 8 (8 vector lanes over a row of 48 all read the same row); not when lane can reach 8.
+TEST(IR, DivModByAMultipleOfACommonFactor) {
+  UOpPtr k = range(1, 100), lane = range(2, 8), wide = range(3, 9);
+  UOpPtr x = idx_add(idx_mul(k, 8), lane);
+  EXPECT_EQ(idx_div(x, 48), idx_div(k, 6));
+  EXPECT_EQ(idx_mod(x, 48), idx_add(idx_mul(idx_mod(k, 6), 8), lane));
+  UOpPtr y = idx_add(idx_mul(k, 8), wide);
+  EXPECT_EQ(idx_div(y, 48)->op, Ops::IDIV);
+  EXPECT_NE(idx_div(y, 48), idx_div(k, 6));
+  // Every value agrees with floor division (the ranges' whole domains).
+  for (int64_t kv = 0; kv < 100; kv++)
+    for (int64_t lv = 0; lv < 8; lv++) {
+      const int64_t v = kv * 8 + lv;
+      EXPECT_EQ(v / 48, kv / 6);
+      EXPECT_EQ(v % 48, (kv % 6) * 8 + lv);
+    }
+  // base + lane / 2 with an even base: the half-vector load's index (renderer/c_style.cpp).
+  UOpPtr half = idx_div(idx_add(idx_mul(k, 16), lane), 2);
+  auto base = halved_in(idx_add(half, index_const(6)), lane.get());
+  ASSERT_TRUE(base.has_value());
+  EXPECT_EQ(*base, idx_add(idx_mul(k, 8), index_const(6)));
+  EXPECT_FALSE(halved_in(idx_div(idx_add(idx_mul(k, 16), idx_add(lane, index_const(1))), 2), lane.get()));
+}
+
 TEST(IR, UnravelThenRavelIsTheIdentity) {
   UOpPtr g = range(0, 64 * 33 * 7);
   Shape s{64, 33, 7};

@@ -524,3 +524,27 @@ TEST(Beam, ChildSetBeam) {
   EXPECT_EQ(GlobalCounters::beam_searches, 2);
   set_threads(threads);
 }
+
+// Pooling's accesses on vector lanes: a 2x2 window's columns (every second value: a double-width
+// load and a shuffle) and a pooling gradient's pooled values (each for two lanes: a half-width
+// load and a shuffle), and a padded window's edges as one masked load; each kernel's defaults give
+// the unoptimized kernel's answer.
+TEST(Optimize, PoolingLanesLoadInPairsAndHalves) {
+  Tensor x = input({2, 3, 24, 32}), p = input({2, 3, 12, 16}, 5);
+  Tensor up = p.reshape({2, 3, 12, 1, 16, 1}).expand({2, 3, 12, 2, 16, 2}).reshape({2, 3, 24, 32});
+  struct Case {
+    Tensor t;
+    const char* needs;
+  };
+  for (const Case& c : {Case{x.max_pool2d(2), "_double"}, Case{x * up + up, "_half"},
+                        Case{x.conv2d(input({4, 3, 3, 3}, 1), std::nullopt, 1, 1), "lg_mload_"}}) {
+    Kernel k = only_kernel(c.t);
+    std::vector<Opt> opts = default_opts(k, cpu_target(known_cpu("zen4")));
+    auto src = render_kernel(k, opts);
+    EXPECT_NE(src->source.find(c.needs), std::string::npos) << opts_str(opts) << "\n" << src->source;
+    std::vector<double> want = run_with(k, {}), got = run_with(k, opts);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); i++)
+      ASSERT_NEAR(got[i], want[i], 1e-5 * (1 + std::abs(want[i]))) << opts_str(opts) << " " << i;
+  }
+}

@@ -169,15 +169,21 @@ std::vector<UOpPtr> all_of(const UOpPtr& root, Ops op) {
 
 // How a memory access moves along one axis: stride 1 (contiguous lanes), 0 (one value for all),
 // or anything else (each lane its own load).
-enum class Access { Broadcast, Contiguous, Gather };
+// Half: each value for two neighbouring lanes (index base + r / 2: a pooling gradient's pooled
+// values), which the renderer loads as half a vector and duplicates. Strided: every second value
+// (base + 2 r: a 2x2 pooling window's columns), loaded as two vectors' worth and deinterleaved.
+enum class Access { Broadcast, Contiguous, Half, Strided, Gather };
 
 Access access_along(const UOpPtr& mem, const UOp* range) {
   auto aff = affine_in(mem->src[1], range);
-  if (!aff) return Access::Gather;
+  if (!aff)
+    return mem->op == Ops::LOAD && mem->src.size() == 2 && halved_in(mem->src[1], range) ? Access::Half
+                                                                                         : Access::Gather;
   // A validity that changes along the axis (a padded window) still loads contiguously inside the
   // image, lane by lane only at its edges (the renderer checks all lanes first).
   bool masked = mem->op == Ops::LOAD && mem->src.size() == 3 && depends_on(mem->src[2], range);
   if (masked && aff->second == 0) return Access::Gather;
+  if (aff->second == 2 && mem->op == Ops::LOAD && mem->src.size() == 2) return Access::Strided;
   return aff->second == 0 ? Access::Broadcast : aff->second == 1 ? Access::Contiguous : Access::Gather;
 }
 
@@ -392,12 +398,16 @@ std::vector<UOpPtr> loads_outside_reductions(const UOpPtr& u) {
   return out;
 }
 
-// +2 for each access contiguous along range r, -3 for each gathered, 0 for one that does not move.
+// +2 for each access contiguous along range r, +1 for each read in halves or every second value
+// (a load and a shuffle), -3 for each gathered, 0 for one that does not move.
 int64_t vector_score(const std::vector<UOpPtr>& accesses, const UOp* r) {
   int64_t score = 0;
   for (const auto& m : accesses) {
     Access acc = access_along(m, r);
-    score += acc == Access::Contiguous ? 2 : acc == Access::Gather ? -3 : 0;
+    score += acc == Access::Contiguous                       ? 2
+             : acc == Access::Half || acc == Access::Strided ? 1
+             : acc == Access::Gather                         ? -3
+                                                             : 0;
   }
   return score;
 }

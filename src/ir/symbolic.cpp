@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <unordered_set>
 
 #include "ir/rewrite.h"
@@ -192,6 +193,45 @@ UOpPtr split_divmod(const UOpPtr& u) {
       quot.constant += k;
       return quot.build();
     }
+  }
+  // A common factor g of c: (g*X + r) // c -> X // (c/g) and (g*X + r) % c -> (X % (c/g))*g + r
+  // when 0 <= r < g. A vector of 8 lanes over a row of 48: (8*k + lane) // 48 is k // 6, the same
+  // for every lane.
+  // The candidates for g: each term's coefficient's common factor with c (at most one per term).
+  std::vector<int64_t> factors;
+  for (const auto& [atom, coef] : lin.terms) {
+    const int64_t g = std::gcd(coef, c);
+    if (g > 1 && g < c && std::find(factors.begin(), factors.end(), g) == factors.end()) factors.push_back(g);
+  }
+  std::sort(factors.rbegin(), factors.rend());
+  for (int64_t g : factors) {
+    Linear big, small;
+    for (const auto& [atom, coef] : lin.terms) (coef % g == 0 ? big : small).terms.emplace_back(atom, coef);
+    big.constant = floordiv(lin.constant, g) * g;
+    small.constant = lin.constant - big.constant;
+    if (big.terms.empty() || small.terms.empty()) continue;
+    // The small part's bounds from its atoms' (building it as a node here made every candidate a
+    // new subgraph to simplify: a 3000-deep chain of reshapes took minutes).
+    int64_t lo = small.constant, hi = small.constant;
+    bool known = true;
+    for (const auto& [atom, coef] : small.terms) {
+      const int64_t a = atom->vmin(), b = atom->vmax();
+      if (a == std::numeric_limits<int64_t>::min() || b == std::numeric_limits<int64_t>::max() ||
+          std::abs(coef) > (int64_t{1} << 20) || std::max(std::abs(a), std::abs(b)) > (int64_t{1} << 40)) {
+        known = false;
+        break;
+      }
+      lo += std::min(coef * a, coef * b);
+      hi += std::max(coef * a, coef * b);
+    }
+    if (!known || lo < 0 || hi >= g) continue;
+    for (auto& t : big.terms) t.second /= g;
+    big.constant /= g;
+    if (u->op == Ops::IDIV) return idx_div(big.build(), c / g);
+    if (std::any_of(small.terms.begin(), small.terms.end(),
+                    [](const auto& t) { return t.first->op == Ops::IDIV || t.first->op == Ops::MOD; }))
+      continue;  // (x // g) % m * g + x % g is combine_divmod's x % c: it would undo this
+    return idx_add(idx_mul(idx_mod(big.build(), c / g), g), small.build());
   }
   Linear quot, rest;
   for (const auto& [atom, coef] : lin.terms) (coef % c == 0 ? quot : rest).terms.emplace_back(atom, coef);
@@ -416,6 +456,40 @@ std::optional<std::pair<UOpPtr, int64_t>> affine_in(const UOpPtr& idx, const UOp
       rest.terms.emplace_back(atom, k);
   }
   return std::make_pair(rest.build(), coef);
+}
+
+std::optional<UOpPtr> halved_in(const UOpPtr& idx, const UOp* x) {
+  Linear lin;
+  lin.add(idx, 1);
+  Linear rest;
+  rest.constant = lin.constant;
+  UOpPtr half;
+  for (const auto& [atom, k] : lin.terms) {
+    if (!depends_on(atom, x)) {
+      rest.terms.emplace_back(atom, k);
+      continue;
+    }
+    if (half || k != 1 || atom->op != Ops::IDIV || !atom->src[1]->is_const() ||
+        atom->src[1]->const_int() != 2)
+      return std::nullopt;
+    half = atom;
+  }
+  if (!half) return std::nullopt;
+  auto inner = affine_in(half->src[0], x);
+  if (!inner || inner->second != 1) return std::nullopt;
+  // (B + x) / 2 is B / 2 + x / 2 for x >= 0 only when B is even.
+  Linear b;
+  b.add(inner->first, 1);
+  if (b.constant % 2 != 0) return std::nullopt;
+  Linear b_half;
+  b_half.constant = b.constant / 2;
+  for (const auto& [atom, k] : b.terms) {
+    if (k % 2 != 0) return std::nullopt;
+    b_half.terms.emplace_back(atom, k / 2);
+  }
+  for (const auto& t : b_half.terms) rest.terms.push_back(t);
+  rest.constant += b_half.constant;
+  return rest.build();
 }
 
 UOpPtr idx_add(UOpPtr a, UOpPtr b) { return alu(Ops::ADD, std::move(a), std::move(b)); }

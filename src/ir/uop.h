@@ -117,6 +117,9 @@ bool depends_on(const UOpPtr& u, const UOp* x);
 // idx as base + coef * x with base free of x (int64 index math), or nullopt when idx is not affine
 // in x (x inside a div, mod or product of atoms).
 std::optional<std::pair<UOpPtr, int64_t>> affine_in(const UOpPtr& idx, const UOp* x);
+// idx as base + x / 2 with base free of x (a pooling gradient reads each pooled value for two
+// neighbouring columns): the base, where idx is (B + x) / 2 plus terms free of x and B is even.
+std::optional<UOpPtr> halved_in(const UOpPtr& idx, const UOp* x);
 
 // Number of live UOps (for tests of hash-consing).
 size_t live_uop_count();

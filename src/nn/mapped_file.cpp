@@ -50,16 +50,18 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, std:
   if (static_cast<uintmax_t>(st.st_size) > SIZE_MAX) throw fail("too large to map");
   const auto size = static_cast<size_t>(st.st_size);
   if (size == 0) return std::shared_ptr<const MappedFile>(new MappedFile(path, nullptr, 0));
-  // Mapped with its pages in place (MAP_POPULATE) when the file fits in half the memory: a model's
-  // first forward otherwise takes a page fault per 4 KiB of weights it touches (GPT-2 124M's
-  // 130-token prompt through `lazygrad generate`: its products ran at 60-115 GFLOP/s instead of 185,
-  // docs/benchmarks.md), paid by the prompt instead of by the load. A larger file stays lazy.
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
-  const bool populate =
-      pages > 0 && page_size > 0 && size <= static_cast<size_t>(pages) * static_cast<size_t>(page_size) / 2;
-  void* data = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_NORESERVE | (populate ? MAP_POPULATE : 0), fd.get(), 0);
+  void* data = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd.get(), 0);
   if (data == MAP_FAILED) throw fail_errno("cannot map");
+  // The pages mapped now, read-only (MADV_POPULATE_READ: no private copies, the file's later writes
+  // still show through), when the file fits in half the memory: a model's first forward otherwise
+  // takes a page fault per 4 KiB of weights it touches, paid by the prompt instead of by the load
+  // (GPT-2 124M's 130-token prompt through `lazygrad generate`: its products ran at 60-115 GFLOP/s
+  // instead of 185). A larger file stays lazy; a kernel without the advice (before Linux 5.14)
+  // refuses it, which changes nothing else.
+  constexpr int kPopulateRead = 22;  // MADV_POPULATE_READ, which glibc 2.36's headers may lack
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0 && size <= static_cast<size_t>(pages) * static_cast<size_t>(page_size) / 2)
+    (void)::madvise(data, size, kPopulateRead);
   return std::shared_ptr<const MappedFile>(new MappedFile(path, static_cast<std::byte*>(data), size));
 }
 

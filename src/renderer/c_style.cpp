@@ -596,6 +596,8 @@ class CRenderer {
     }
     if (u->op == Ops::STORE) return vector_store(u, ind);
     if (u->op == Ops::LOAD) {
+      if (std::string half = half_load(u, ind); !half.empty()) return half;
+      if (std::string strided = strided_load(u, ind); !strided.empty()) return strided;
       if (auto base = contiguous_base(u)) {
         std::string n = name(u), copy = "__builtin_memcpy(&" + n + ", " + name(u->src[0]) + " + (" + *base +
                                         "), sizeof(" + n + "));\n";
@@ -845,6 +847,46 @@ class CRenderer {
                                         "lg_bitsf(uint32_t u) { float x; __builtin_memcpy(&x, &u, 4); "
                                         "return x; }\n"));
     return "lg_vfma_1";
+  }
+
+  // A load whose lanes read base + lane / 2 (each value for two lanes: a pooling gradient): half a
+  // vector loaded at once and each lane duplicated by one shuffle; empty where u is not such a load.
+  std::string half_load(const UOpPtr& u, const std::string& ind) {
+    if (u->src.size() != 2 || lanes() < 4 || lanes() % 2 != 0 || u->dtype == kFloat16 ||
+        u->dtype == kBFloat16 || u->dtype == kBool)
+      return "";
+    auto base = halved_in(u->src[1], lin_.vector_of.at(u.get()));
+    if (!base) return "";
+    const std::string elem = compute_type(u->dtype), h = vtype(u->dtype) + "_half", n = name(u);
+    if (!typedefs_.count(h))
+      typedefs_[h] = "typedef " + elem + " " + h + " __attribute__((vector_size(" +
+                     std::to_string(lane_bytes(u->dtype) * lanes() / 2) + ")));\n";
+    std::string pairs;
+    for (int64_t l = 0; l < lanes(); l++) pairs += ", " + std::to_string(l / 2);
+    return ind + h + " " + n + "_h;\n" + ind + "__builtin_memcpy(&" + n + "_h, " + name(u->src[0]) + " + (" +
+           inline_index(*base) + "), sizeof(" + n + "_h));\n" + ind + vtype(u->dtype) + " " + n +
+           " = __builtin_shufflevector(" + n + "_h, " + n + "_h" + pairs + ");\n";
+  }
+
+  // A load whose lanes read base + 2 * lane (a 2x2 pooling window's columns): the 2 * lanes - 1
+  // values from base loaded at once (never one past the last lane's) and every second one taken by
+  // a shuffle; empty where u is not such a load.
+  std::string strided_load(const UOpPtr& u, const std::string& ind) {
+    if (u->src.size() != 2 || lanes() < 4 || u->dtype == kFloat16 || u->dtype == kBFloat16 ||
+        u->dtype == kBool)
+      return "";
+    auto aff = affine_in(u->src[1], lin_.vector_of.at(u.get()));
+    if (!aff || aff->second != 2) return "";
+    const std::string elem = compute_type(u->dtype), d = vtype(u->dtype) + "_double", n = name(u);
+    if (!typedefs_.count(d))
+      typedefs_[d] = "typedef " + elem + " " + d + " __attribute__((vector_size(" +
+                     std::to_string(lane_bytes(u->dtype) * lanes() * 2) + ")));\n";
+    std::string evens;
+    for (int64_t l = 0; l < lanes(); l++) evens += ", " + std::to_string(2 * l);
+    return ind + d + " " + n + "_d;\n" + ind + "__builtin_memcpy(&" + n + "_d, " + name(u->src[0]) + " + (" +
+           inline_index(aff->first) + "), sizeof(" + elem + ") * " + std::to_string(2 * lanes() - 1) +
+           ");\n" + ind + vtype(u->dtype) + " " + n + " = __builtin_shufflevector(" + n + "_d, " + n + "_d" +
+           evens + ");\n";
   }
 
   // The helper that loads u's 16 lanes of 32 bits under its per-lane validity with one AVX-512
