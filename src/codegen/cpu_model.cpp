@@ -106,6 +106,7 @@ std::string model_name() {
 }
 
 CpuModel detect() {
+  const std::string name = model_name();
   CpuModel m = known_cpu("generic");
 #if defined(__x86_64__) || defined(__i386__)
   unsigned a = 0, b = 0, c = 0, d = 0;
@@ -125,9 +126,8 @@ CpuModel detect() {
   // __builtin_cpu_supports also checks that the OS saves the wide registers (XCR0).
   __builtin_cpu_init();
   const bool avx512f = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
-  m = classify_x86(vendor.data(), family, model, avx512f, avx2, model_name());
+  m = classify_x86(vendor.data(), family, model, avx512f, avx2, name);
 #endif
-  const std::string name = model_name();
   if (!name.empty()) m.name = name;
   read_caches(m);
   return m;

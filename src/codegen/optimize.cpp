@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "codegen/tensor_cores.h"
+#include "ir/walk.h"
 #include "lazygrad/error.h"
 #include "runtime/buffer.h"
 #include "shape/size.h"
@@ -84,15 +85,8 @@ class Substitute {
       if (kind_of(ranges[i]) == AxisKind::Loop) slots.push_back(i);
     if (slots.size() < 2) return;
     std::vector<UOpPtr> gated_loads;
-    std::unordered_set<const UOp*> seen;
-    std::vector<const UOp*> stack{body.get()};
-    while (!stack.empty()) {
-      const UOp* x = stack.back();
-      stack.pop_back();
-      if (!seen.insert(x).second) continue;
+    for (const UOp* x : toposort(body.get()))
       if (x->op == Ops::LOAD && x->src.size() == 3) gated_loads.push_back(x->src[2]);
-      for (const auto& src : x->src) stack.push_back(src.get());
-    }
     if (gated_loads.empty()) return;
     std::vector<UOpPtr> loops;
     for (size_t i : slots) loops.push_back(ranges[i]);
