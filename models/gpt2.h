@@ -161,8 +161,10 @@ void visit_gpt2_tensors(const GPT2Config& config, Visit&& visit) {
 class GPT2Conv1D : public nn::Module {
  public:
   GPT2Conv1D(int64_t in_features, int64_t out_features) {
-    weight = register_parameter("weight", Tensor::randn({in_features, out_features}) * 0.02);
-    bias = register_parameter("bias", Tensor::zeros({out_features}));
+    weight = register_parameter("weight", Tensor::empty({in_features, out_features}));
+    bias = register_parameter("bias", Tensor::empty({out_features}));
+    nn::init::normal_(weight, 0.0, 0.02);
+    nn::init::zeros_(bias);
   }
   Tensor forward(const Tensor& x) override { return x.matmul(weight) + bias; }
 
@@ -371,6 +373,7 @@ class GPT2 : public nn::Module {
                                                   const std::string& where = "") {
     config.validate();
     check_hf_state_dict(config, checkpoint, where);
+    nn::init::SkipInit skip_init;  // every parameter is the checkpoint's next
     auto model = std::make_shared<GPT2>(config);
     model->load_hf_state_dict(checkpoint);
     return model;

@@ -688,6 +688,7 @@ class Llama : public nn::Module {
                                                    std::optional<int64_t> max_context = std::nullopt) {
     config.validate();
     check_hf_state_dict(config, checkpoint, where);
+    nn::init::SkipInit skip_init;  // every parameter is the checkpoint's next
     auto model = std::make_shared<Llama>(config, max_context);
     model->load_hf_state_dict(checkpoint);
     return model;

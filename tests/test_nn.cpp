@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace lazygrad;
@@ -574,6 +575,31 @@ TEST(NnInit, DefaultInitializationHasPyTorchsDistributions) {
                        "mode \"fan_avg\" not supported"));
   EXPECT_TRUE(
       contains(error_of([&] { nn::init::calculate_gain("swish"); }), "unsupported nonlinearity \"swish\""));
+}
+
+TEST(NnInit, SkipInitAllocatesWithoutComputingOnItsThreadOnly) {
+  GlobalCounters::reset();
+  bool active_elsewhere = true;
+  {
+    nn::init::SkipInit skip;
+    nn::Linear linear(100, 200);
+    nn::Embedding padded(10, 4, 0);
+    nn::Conv2d conv(3, 8, 3);
+    EXPECT_TRUE(linear.weight.is_realized());
+    EXPECT_TRUE(padded.weight.is_realized());
+    EXPECT_EQ(linear.weight.shape(), (Shape{200, 100}));
+    EXPECT_EQ(GlobalCounters::kernel_count, 0);  // allocated, nothing drawn
+    std::thread([&] { active_elsewhere = nn::init::SkipInit::active(); }).join();
+    EXPECT_TRUE(nn::init::SkipInit::active());
+  }
+  EXPECT_FALSE(active_elsewhere);
+  EXPECT_FALSE(nn::init::SkipInit::active());
+  Tensor::manual_seed(3);
+  nn::Linear after(100, 200);  // initialized again once the guard is gone
+  EXPECT_GT(GlobalCounters::kernel_count, 0);
+  Moments m = moments_of(after.weight);
+  EXPECT_GT(m.var, 0.1 * 0.1 / 3 * 0.8);
+  EXPECT_LE(m.max, 0.1);
 }
 
 // ------------------------------------------------------------------ layers

@@ -563,6 +563,20 @@ class MSELoss : public Module {
 // Random values come from Tensor::uniform/randn, so Tensor::manual_seed makes them repeatable.
 namespace init {
 
+// While a SkipInit lives on this thread, the functions below (and so the layers' constructors and
+// reset_parameters) leave the tensor's memory allocated but unfilled, as torch.nn.utils.skip_init
+// and Hugging Face's no_init_weights do: for a model whose every parameter a checkpoint replaces
+// next (GPT-2 124M's random initialization alone took 1.6 s of two cores before `lazygrad
+// generate` could start). What such a parameter holds until then is unspecified.
+class SkipInit {
+ public:
+  SkipInit();
+  ~SkipInit();
+  SkipInit(const SkipInit&) = delete;
+  SkipInit& operator=(const SkipInit&) = delete;
+  static bool active();
+};
+
 // The recommended gain for a nonlinearity: "linear", "conv1d", ..., "sigmoid" 1, "tanh" 5/3, "relu"
 // sqrt(2), "leaky_relu" sqrt(2 / (1 + slope^2)) (slope param, default 0.01), "selu" 3/4.
 double calculate_gain(const std::string& nonlinearity, std::optional<double> param = std::nullopt);

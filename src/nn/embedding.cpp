@@ -23,7 +23,7 @@ Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, std::optiona
 }
 
 void Embedding::reset_parameters() {
-  if (!padding_idx) {
+  if (!padding_idx || init::SkipInit::active()) {
     init::normal_(weight);
     return;
   }

@@ -11,7 +11,10 @@ namespace lazygrad::nn::init {
 
 namespace {
 
+thread_local int skip_init_depth = 0;
+
 Tensor& overwrite(Tensor& tensor, const Tensor& value) {
+  if (SkipInit::active()) return tensor.realize();  // its buffer, with nothing computed into it
   NoGrad no_grad;
   tensor.assign(value);
   tensor.realize();
@@ -35,6 +38,10 @@ int64_t fan_for_mode(const Tensor& tensor, const std::string& mode, const char* 
 }
 
 }  // namespace
+
+SkipInit::SkipInit() { skip_init_depth++; }
+SkipInit::~SkipInit() { skip_init_depth--; }
+bool SkipInit::active() { return skip_init_depth > 0; }
 
 double calculate_gain(const std::string& nonlinearity, std::optional<double> param) {
   for (const char* linear : {"linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
