@@ -99,8 +99,9 @@ __attribute__((target("avx512f"))) uint32_t sum_avx512(const uint32_t* a, int64_
 }
 
 // Read bandwidth: each read kernel the CPU can run, on 1 thread and on `threads` threads summing
-// disjoint parts of a 1 GiB array, on 4 KiB pages and on huge pages (as lazygrad's CPU allocator
-// asks for its large buffers), the best of 5 passes each; prints them and returns the best, in GB/s.
+// disjoint parts of a 1 GiB array, on 4 KiB pages and on huge pages (fewer TLB misses: the best the
+// machine reads, whichever pages a model's weights have), the best of 5 passes each; prints them and
+// returns the best, in GB/s.
 double read_bandwidth_gbs(int threads) {
   const int64_t n = (int64_t(1) << 30) / 4;
   const size_t bytes = static_cast<size_t>(n) * 4, huge = size_t(2) << 20;

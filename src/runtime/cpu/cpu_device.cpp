@@ -130,17 +130,11 @@ class CpuAllocator : public PooledAllocator {
   void* host_ptr(void* handle) const override { return handle; }
 
  protected:
-  // Blocks of 2 MiB and more are 2 MiB aligned and asked to be backed by huge pages: a matrix-vector
-  // product walking a [768, 3072] weight down its rows touches a new 4 KiB page every row, and with
-  // 4 KiB pages each of those is a TLB miss (GPT-2 decode steps ~10% faster on huge pages, Zen 4).
-  void* raw_alloc(size_t bytes) override {
-    constexpr size_t huge = size_t(2) << 20;
-    if (bytes < huge) return std::aligned_alloc(64, bytes);
-    const size_t rounded = (bytes + huge - 1) / huge * huge;
-    void* p = std::aligned_alloc(huge, rounded);
-    if (p) (void)::madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without THP it stays 4 KiB pages
-    return p;
-  }
+  // Plain 4 KiB pages. Huge pages (MADV_HUGEPAGE on blocks of 2 MiB and more) made GPT-2's decode
+  // steps ~10% faster on weights lazygrad allocated, but a fresh block's first touch much slower on
+  // these VMs (lazygrad generate's prompt: 0.56-0.81 s instead of 0.32-0.42, its KV caches and
+  // activations being fresh), and a checkpoint's weights are file pages, which they do not reach.
+  void* raw_alloc(size_t bytes) override { return std::aligned_alloc(64, bytes); }
   void raw_free(void* handle) noexcept override { std::free(handle); }
 };
 
