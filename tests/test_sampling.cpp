@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <lazygrad/sampling.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -137,6 +138,57 @@ TEST(Sampling, BadOptionsAreErrorsNamingTheOption) {
   Sampler s;
   expect_error([&] { s.sample(std::vector<float>{-inf, -inf}); }, "sampling", "-inf");
   expect_error([&] { s.sample(std::vector<float>{}); }, "sampling", "no logits");
+}
+
+// The distribution from a full sort, written plainly: the sampler ranks lazily (only as far as a
+// draw reads), which must give the same top-k and top-p sets and probabilities.
+std::vector<double> full_sort_probabilities(std::vector<float> logits, const SamplingOptions& o) {
+  for (float& x : logits)
+    if (std::isnan(x)) x = -std::numeric_limits<float>::infinity();
+  std::vector<int> order(logits.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return logits[a] > logits[b]; });
+  if (o.top_k > 0 && static_cast<size_t>(o.top_k) < order.size()) order.resize(static_cast<size_t>(o.top_k));
+  const double top = logits[order[0]];
+  std::vector<double> p(order.size()), out(logits.size(), 0.0);
+  double total = 0;
+  for (size_t j = 0; j < order.size(); ++j)
+    total += p[j] = std::exp((logits[order[j]] - top) / o.temperature);
+  size_t keep = order.size();
+  double cum = 0;
+  for (size_t j = 0; j < order.size() && o.top_p < 1; ++j)
+    if ((cum += p[j] / total) >= o.top_p) {
+      keep = j + 1;
+      break;
+    }
+  double kept = 0;
+  for (size_t j = 0; j < keep; ++j) kept += p[j];
+  for (size_t j = 0; j < keep; ++j) out[static_cast<size_t>(order[j])] = p[j] / kept;
+  return out;
+}
+
+TEST(Sampling, LazyRankingGivesTheFullSortsDistribution) {
+  // 5,000 logits with many ties (rounded to a quarter), some NaN and -inf, under several options:
+  // the same ids drawn with the same probabilities (to rounding) as a full stable sort gives.
+  const float inf = std::numeric_limits<float>::infinity();
+  uint64_t state = 12345;
+  auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  std::vector<float> logits(5000);
+  for (float& x : logits) x = static_cast<float>(static_cast<int64_t>(next() % 64) - 40) / 4;
+  for (int i = 0; i < 50; ++i) logits[next() % logits.size()] = std::nanf("");
+  for (int i = 0; i < 50; ++i) logits[next() % logits.size()] = -inf;
+  for (double t : {0.3, 1.0, 2.5})
+    for (int k : {0, 1, 7, 999, 6000})
+      for (double p : {1.0, 0.9, 0.3}) {
+        const SamplingOptions o{.temperature = t, .top_k = k, .top_p = p};
+        const std::vector<double> want = full_sort_probabilities(logits, o);
+        const std::vector<double> got = Sampler(o).probabilities(logits);
+        for (size_t i = 0; i < logits.size(); ++i) {
+          ASSERT_EQ(got[i] > 0, want[i] > 0) << "id " << i << " t " << t << " k " << k << " p " << p;
+          ASSERT_NEAR(got[i], want[i], 1e-12 * want[i])
+              << "id " << i << " t " << t << " k " << k << " p " << p;
+        }
+      }
 }
 
 TEST(Sampling, MinusInfinityIsNeverDrawn) {
