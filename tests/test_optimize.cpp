@@ -357,6 +357,18 @@ TEST(Optimize, MatrixVectorProduct) {
   Kernel k = only_kernel(x.matmul(w));
   Kernel opt = apply_opts(k, default_opts(k));
   EXPECT_GE(opt.global_size, 2);
+  // Its tile is one row of columns, and it reads W (9 MiB) 3 KiB apart a trip: each load is
+  // prefetched 4 trips (rows of W) ahead, on the C renderer.
+  EXPECT_TRUE(opt.one_row_tile) << opt.opts;
+  const std::string src = render_kernel(k, default_opts(k))->source;
+  EXPECT_NE(src.find("__builtin_prefetch("), std::string::npos) << src;
+  EXPECT_NE(src.find(")) + 12288));"), std::string::npos) << src;
+  // A matrix product's tile reuses each row of W it loads across its rows; a small W stays cached.
+  Kernel mm = only_kernel(input({64, 3072}).matmul(w));
+  EXPECT_FALSE(apply_opts(mm, default_opts(mm)).one_row_tile);
+  EXPECT_EQ(render_kernel(mm, default_opts(mm))->source.find("__builtin_prefetch"), std::string::npos);
+  Kernel small = only_kernel(input({1, 256}).matmul(input({256, 768}, 2)));  // 768 KiB
+  EXPECT_EQ(render_kernel(small, default_opts(small))->source.find("__builtin_prefetch"), std::string::npos);
   std::vector<float> got = x.matmul(w).to_vector<float>(), xs = x.to_vector<float>(),
                      ws = w.to_vector<float>();
   for (int64_t j : {0, 1, 383, 767}) {

@@ -50,6 +50,10 @@ struct Kernel {
   std::vector<std::string> index_errors;  // error bit kFirstIndexErrorBit + i: the message of check i
   bool in_place = false;                  // it writes into a buffer that was there before (an assign)
   std::string opts;                       // the optimizations applied, for DEBUG=2
+  // A reduction whose opts split output axes only along the vector axis (a matrix-vector product's
+  // columns): each value it loads serves one accumulator, none is reused by other rows of a tile, so
+  // a strided read streams from memory (the C renderer prefetches it, renderer/c_style.cpp).
+  bool one_row_tile = false;
   // Set by a TensorCore opt: the kernel is the tensor cores' product, rendered whole from this
   // (its sink stays the unoptimized one); global_size counts work-groups of local_size work-items.
   std::shared_ptr<const TensorCoreTile> tensor_core;

@@ -374,6 +374,13 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
   out.local_size = local_size;
   out.work_per_item = saturating_mul(k.global_size, k.work_per_item) / std::max<int64_t>(global, 1);
   out.opts = opts_str(opts);
+  int vector_axis = -1;
+  for (const Opt& o : opts)
+    if (o.kind == AxisKind::Vector) vector_axis = o.axis;
+  out.one_row_tile =
+      ax.ranges.size() > ax.n_output && std::none_of(opts.begin(), opts.end(), [&](const Opt& o) {
+        return (o.kind == AxisKind::Upcast || o.kind == AxisKind::Loop) && o.axis != vector_axis;
+      });
   return out;
 }
 

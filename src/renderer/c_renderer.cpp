@@ -39,6 +39,7 @@ CStyleLanguage c_language() {
       "#else\n#define LG_IN_REGISTER(x) (void)(x)\n#endif\n";
   c.keep_in_register = "LG_IN_REGISTER";
   c.masked_loads = true;
+  c.prefetch_rows = 4;
   c.float_suffix = true;
   c.bool_storage = "_Bool";
   c.nan32 = "__builtin_nanf(\"\")";

@@ -21,9 +21,12 @@ struct CStyleLanguage {
   // otherwise treats a vector loaded from read-only memory as that memory and reads it again as the operand
   // of each FMA that uses it: a register tile then loads each vector once per row of the tile.
   std::string keep_in_register;
-  bool masked_loads = false;   // lanes loaded under a per-lane validity as one masked load (C, AVX-512)
-  std::string kernel_prefix;   // before a work-group kernel's name: "__kernel void "
-  bool launch_bounds = false;  // CUDA's __launch_bounds__(its group size) after the prefix
+  bool masked_loads = false;  // lanes loaded under a per-lane validity as one masked load (C, AVX-512)
+  // Rows ahead that a reduction loop prefetches what it will load from a large buffer far apart
+  // each trip (c_style.cpp, prefetch); 0: none.
+  int prefetch_rows = 0;
+  std::string kernel_prefix;               // before a work-group kernel's name: "__kernel void "
+  bool launch_bounds = false;              // CUDA's __launch_bounds__(its group size) after the prefix
   std::string restrict_kw = "restrict";    // a pointer no other aliases (CUDA C++: "__restrict__")
   std::string buffer_prefix;               // before a buffer parameter's type: "__global "
   std::string global_id;                   // this work-item's global index: "get_global_id(0)"
