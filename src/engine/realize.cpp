@@ -304,10 +304,12 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::
   double compile_s_before = GlobalCounters::compile_s;
   KernelRun run;  // Ctrl-C stops it from here on
   Schedule sched = create_schedule(targets, devices, passive);
+  auto t_scheduled = std::chrono::steady_clock::now();
   // Every Variable position first: a bad one must stop the step before any kernel writes.
   for (const Kernel& k : sched.kernels) check_var_bounds(k.name, k.vars, k.var_bounds);
   throw_if_interrupted("before its kernels were compiled");
   auto compiled = compile_all(sched.kernels);
+  auto t_compiled = std::chrono::steady_clock::now();
   double run_s = 0;
   int launched = 0;
   for (size_t i = 0; i < sched.kernels.size(); i++) {
@@ -334,11 +336,13 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::
     if (capture_slot()) capture_slot()->items.push_back(std::move(item));
   }
   if (debug_at(1)) {
-    double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-    char line[256];
+    auto ms = [](auto from, auto to) { return std::chrono::duration<double, std::milli>(to - from).count(); };
+    const auto now = std::chrono::steady_clock::now();
+    char line[320];
     std::snprintf(line, sizeof line,
-                  "realize: %d kernels in %.2f ms (run %.2f ms, %lld compiled in %.2f ms of compiler time)",
-                  launched, total * 1e3, run_s * 1e3,
+                  "realize: %d kernels in %.2f ms (schedule %.2f ms, optimize, render and compile or load %.2f "
+                  "ms, run %.2f ms, %lld compiled in %.2f ms of compiler time)",
+                  launched, ms(t_start, now), ms(t_start, t_scheduled), ms(t_scheduled, t_compiled), run_s * 1e3,
                   static_cast<long long>(GlobalCounters::compile_count - compiles_before),
                   (GlobalCounters::compile_s - compile_s_before) * 1e3);
     debug_log(1, line);

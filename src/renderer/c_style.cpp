@@ -677,8 +677,6 @@ class CRenderer {
            ", sizeof(" + v + "));\n";
   }
 
-  // The scalar index of lane 0 when a LOAD or STORE touches consecutive elements, one per lane
-  // (16-bit floats convert lane by lane instead).
   // A vector load in a one-row tile's reduction loop (Kernel::one_row_tile) that steps a kilobyte or
   // more through a buffer of a megabyte or more: a matrix-vector product x @ W down W's rows [K, N],
   // a piece of each row per output tile.
@@ -699,6 +697,8 @@ class CRenderer {
            ")) + " + std::to_string(lang_.prefetch_rows * step) + "));\n";
   }
 
+  // The scalar index of lane 0 when a LOAD or STORE touches consecutive elements, one per lane
+  // (16-bit floats convert lane by lane instead).
   std::optional<std::string> contiguous_base(const UOpPtr& u) {
     DType dt = u->op == Ops::LOAD ? u->dtype : u->src[2]->dtype;
     if (dt == kFloat16 || dt == kBFloat16) return std::nullopt;

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 #include <malloc.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
