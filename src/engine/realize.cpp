@@ -339,12 +339,13 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::
     auto ms = [](auto from, auto to) { return std::chrono::duration<double, std::milli>(to - from).count(); };
     const auto now = std::chrono::steady_clock::now();
     char line[320];
-    std::snprintf(line, sizeof line,
-                  "realize: %d kernels in %.2f ms (schedule %.2f ms, optimize, render and compile or load %.2f "
-                  "ms, run %.2f ms, %lld compiled in %.2f ms of compiler time)",
-                  launched, ms(t_start, now), ms(t_start, t_scheduled), ms(t_scheduled, t_compiled), run_s * 1e3,
-                  static_cast<long long>(GlobalCounters::compile_count - compiles_before),
-                  (GlobalCounters::compile_s - compile_s_before) * 1e3);
+    std::snprintf(
+        line, sizeof line,
+        "realize: %d kernels in %.2f ms (schedule %.2f ms, optimize, render and compile or load %.2f "
+        "ms, run %.2f ms, %lld compiled in %.2f ms of compiler time)",
+        launched, ms(t_start, now), ms(t_start, t_scheduled), ms(t_scheduled, t_compiled), run_s * 1e3,
+        static_cast<long long>(GlobalCounters::compile_count - compiles_before),
+        (GlobalCounters::compile_s - compile_s_before) * 1e3);
     debug_log(1, line);
   }
   remember_realized(sched.computed);
