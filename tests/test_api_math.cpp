@@ -195,6 +195,37 @@ TEST(ApiMathResults, IntegerFmodByZeroIsAnError) {
   expect_error([&] { a.fmod(b).to_vector<int32_t>(); }, {"division by zero"});
 }
 
+TEST(ApiMathResults, FloorDivisionRemainderAndAbsAtTheEdgesAreBitsPyTorchGives) {
+  // torch 1.13's values, including the sign of each zero: a quotient that rounds up to an integer
+  // (1 / 0.1f), one that underflows to 0 (a subnormal over -3: the compiler fuzzer's seed 30111),
+  // zero dividends and divisors.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> a{1.0f, 1e-45f, -1e-45f, 7.0f, -7.0f, 0.0f, -0.0f, 5.0f, 1.0f, 3.0f, 0.3f};
+  const std::vector<float> b{0.1f, -3.0f, 3.0f, 2.0f, 2.0f, -2.0f, 2.0f, 0.0f, -0.0f, 1.5f, 0.1f};
+  const std::vector<float> floor_divide{9, -1, -1, 3, -4, -0.0f, -0.0f, inf, -inf, 2, 3};
+  const std::vector<float> remainder{0.099999986588954926f,  -3, 3, 1, 1, 0, -0.0f, nan, nan, 0,
+                                     7.4505805969238281e-09f};
+  Tensor x = Tensor::from_vector(a, {11}), y = Tensor::from_vector(b, {11});
+  auto same = [&](const std::vector<float>& got, const std::vector<float>& want, const char* what) {
+    for (size_t i = 0; i < want.size(); i++) {
+      if (std::isnan(want[i])) {
+        EXPECT_TRUE(std::isnan(got[i])) << what << " " << a[i] << ", " << b[i];
+        continue;
+      }
+      if (std::fpclassify(a[i]) == FP_SUBNORMAL && !fixtures::default_device_keeps_subnormals()) continue;
+      EXPECT_EQ(got[i], want[i]) << what << " " << a[i] << ", " << b[i];
+      EXPECT_EQ(std::signbit(got[i]), std::signbit(want[i])) << what << " " << a[i] << ", " << b[i];
+    }
+  };
+  same(x.floor_divide(y).to_vector<float>(), floor_divide, "floor_divide");
+  same(x.remainder(y).to_vector<float>(), remainder, "remainder");
+  // abs and copysign of zeros: +0.0 and the sign's.
+  Tensor zeros = Tensor::from_vector(std::vector<float>{0.0f, -0.0f, 0.0f, -0.0f}, {4});
+  Tensor sign = Tensor::from_vector(std::vector<float>{-0.0f, 0.0f, -1.0f, 2.0f}, {4});
+  same(zeros.abs().to_vector<float>(), {0.0f, 0.0f, 0.0f, 0.0f}, "abs");
+  same(zeros.copysign(sign).to_vector<float>(), {-0.0f, 0.0f, -0.0f, 0.0f}, "copysign");
+}
+
 // ---- errors: the op and the shapes in the message, and PyTorch's class as the kind ----
 
 void expect_kind(const std::function<void()>& call, ErrorKind kind,

@@ -140,7 +140,19 @@ Tensor Tensor::floor_divide(const Tensor& o) const {
   check_broadcast(*this, o, "floor_divide");
   DType dt = result_type(*this, o);
   if (is_half(dt)) return to(kFloat32).floor_divide(o.to(kFloat32)).to(dt);
-  if (is_float(dt)) return to(dt).div(o.to(dt)).floor();
+  if (is_float(dt)) {
+    // PyTorch's (c10's div_floor_floating): from the exact fmod, so that a quotient that rounds up to
+    // an integer (1 / 0.1f is 9.99999985, 10 in float32) or underflows to 0 (a subnormal over -3, -0)
+    // still floors as the exact one does (9, -1); a zero divisor gives a / b's inf or NaN.
+    Tensor a = to(dt), b = o.to(dt), mod = a.fmod(b);
+    Tensor div = (a - mod).div(b);
+    div = lazygrad::where(mod.ne(0).logical_and(b.lt(0).ne(mod.lt(0))), div - 1, div);
+    Tensor floored = div.floor();
+    floored = lazygrad::where((div - floored).gt(0.5), floored + 1, floored);
+    Tensor quotient = a.div(b);
+    return lazygrad::where(b.eq(0), quotient.floor(),
+                           lazygrad::where(div.ne(0), floored, Tensor::zeros_like(a).copysign(quotient)));
+  }
   require(dt != kBool, "floor_divide: not supported for bool tensors");
   return binary(Ops::IDIV, *this, o, "floor_divide");
 }
@@ -148,9 +160,9 @@ Tensor Tensor::remainder(const Tensor& o) const {
   check_broadcast(*this, o, "remainder");
   DType dt = result_type(*this, o);
   if (is_half(dt)) return to(kFloat32).remainder(o.to(kFloat32)).to(dt);
-  if (is_float(dt)) {
-    Tensor a = to(dt), b = o.to(dt);
-    return a - a.div(b).floor() * b;
+  if (is_float(dt)) {  // PyTorch's: the exact fmod, moved by one b where its sign is not b's
+    Tensor b = o.to(dt), mod = to(dt).fmod(b);
+    return lazygrad::where(mod.ne(0).logical_and(b.lt(0).ne(mod.lt(0))), mod + b, mod);
   }
   require(dt != kBool, "remainder: not supported for bool tensors");
   return binary(Ops::MOD, *this, o, "remainder");
@@ -279,7 +291,10 @@ Tensor Tensor::minimum(const Tensor& o) const {
 }
 Tensor Tensor::abs() const {
   if (dtype() == kBool || is_unsigned(dtype())) return same_values(*this);
-  return maximum(neg());
+  if (!is_float(dtype())) return maximum(neg());
+  // max(x, -x) keeps its second operand on a tie, so it took 0.0 to -0.0 (and copysign(0, y) to the
+  // wrong sign); a zero is +0.0, with abs's gradient there, 0, as in PyTorch.
+  return lazygrad::where(eq(0), Tensor::zeros_like(*this), maximum(neg()));
 }
 Tensor Tensor::trunc() const {
   if (!is_float(dtype())) return same_values(*this);

@@ -65,7 +65,10 @@ Tensor Tensor::fmod(const Tensor& other) const {
   // The operands are first rounded to the result type, as PyTorch computes in it. A finite
   // dividend over an infinite divisor is itself (the formula would give 0 * inf).
   Tensor a = to(out).to(kFloat64), b = other.to(out).to(kFloat64);
-  Tensor r = a - (a / b).trunc() * b;
+  // A zero result has a's sign, as C's fmod: a negative a takes -(q b - a), whose zero is -0.0
+  // (a - q b is +0.0 either way), the same value and gradient elsewhere.
+  Tensor qb = (a / b).trunc() * b;
+  Tensor r = lazygrad::where(sign_bit(a), -(qb - a), a - qb);
   return lazygrad::where(b.isinf().logical_and(a.isinf().logical_not()), a, r).to(out);
 }
 
