@@ -156,7 +156,7 @@ class Stager {
       std::unordered_map<const UOp*, UOpPtr> rename;
       for (size_t j = 0; j < rs.size(); j++) {
         // The copy loop's own ranges: ids past any the lowering and the optimizer hand out.
-        int64_t id = 100000 + 100 * static_cast<int64_t>(i) + static_cast<int64_t>(j);
+        int64_t id = kFirstStageRangeId + 100 * static_cast<int64_t>(i) + static_cast<int64_t>(j);
         copies.push_back(make_uop(Ops::RANGE, kInt64, {rs[j]->src[0]}, RangeArg{id, AxisKind::Loop}));
         rename[rs[j].get()] = copies.back();
       }

@@ -18,6 +18,10 @@
 
 namespace lazygrad {
 
+// The ids of a staging copy's loop ranges start here, past any the lowering and the optimizer hand
+// out (the C renderer prefetches a copy's strided reads, renderer/c_style.cpp).
+inline constexpr int64_t kFirstStageRangeId = 100000;
+
 // The largest scratch a kernel stages into, per thread: about a core's L2, where a staged panel
 // must stay to pay for its copy.
 inline constexpr int64_t kMaxStageBytes = 1 << 20;

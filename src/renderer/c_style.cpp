@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "codegen/stage.h"
 #include "runtime/buffer.h"
 #include "shape/size.h"
 
@@ -222,6 +223,7 @@ class CRenderer {
     for (size_t i = 0; i < lin_.insts.size(); i++) {
       const Inst& in = lin_.insts[i];
       if (in.step == Step::Open) {
+        open_.push_back(in.u);
         auto p = polls.find(i);
         const int64_t trips = in.u->src[0]->const_int();
         open_strips.push_back(p != polls.end() && strip_mined(trips, p->second));
@@ -236,6 +238,7 @@ class CRenderer {
       }
       body << line(in);
       if (in.step == Step::Close) {
+        open_.pop_back();
         const bool strip = open_strips.back();
         open_strips.pop_back();
         if (strip) {
@@ -514,7 +517,6 @@ class CRenderer {
     return n;
   }
 
-  std::vector<UOpPtr> open_;  // the loops open at the line being written, innermost last
   std::string indent(int depth) const { return std::string(4 + 2 * depth + strip_indent_, ' '); }
 
   std::string line(const Inst& in) {
@@ -522,7 +524,6 @@ class CRenderer {
     std::string ind = indent(in.depth);
     switch (in.step) {
       case Step::Open: {
-        open_.push_back(u);
         std::string r = name(u);
         std::string loop = ind + "for (int64_t " + r + " = 0; " + r + " < " + literal(*u->src[0], lang_) +
                            "; " + r + "++) {\n";
@@ -533,7 +534,6 @@ class CRenderer {
         return u->src.size() > 1 ? loop + ind + "  if (" + r + " < " + name(u->src[1]) + ") {\n" : loop;
       }
       case Step::Close:
-        if (!open_.empty()) open_.pop_back();
         return ind + (u->src.size() > 1 ? "}}\n" : "}\n");
       case Step::AccInit: {
         if (!lin_.vector_acc(u)) return ind + acc_type(u) + " " + acc_name(u) + " = " + identity(u) + ";\n";
@@ -677,17 +677,22 @@ class CRenderer {
            ", sizeof(" + v + "));\n";
   }
 
-  // A vector load in a one-row tile's reduction loop (Kernel::one_row_tile) that steps a kilobyte or
-  // more through a buffer of a megabyte or more: a matrix-vector product x @ W down W's rows [K, N],
-  // a piece of each row per output tile.
+  // A vector load in a one-row tile's reduction loop (Kernel::one_row_tile), or in a staging copy's
+  // loop (codegen/stage.h), that steps a kilobyte or more through a buffer of a megabyte or more: a
+  // matrix-vector product x @ W down W's rows [K, N], a piece of each row per output tile, or the
+  // copy of a matrix product's column panel of B, 64 columns of each row.
   // Each trip is on another 4 KiB page, where the hardware prefetchers (which follow a stream within
   // a page) do not reach, so every row waited for memory: the load is prefetched prefetch_rows trips
-  // ahead (12 products [768, 3072]: 14 to 16-20 GB/s, Zen 4, 2 threads). The address is integer
+  // ahead (12 products [768, 3072]: 14 to 16-20 GB/s; [128, 768] x [768, 3072]: 164-173 to 168-183
+  // GFLOP/s; Zen 4, 2 threads). A tile of several rows reads from the caches what one row loaded,
+  // and is not prefetched. The address is integer
   // arithmetic: past the buffer's end it is never read, and a prefetch does not fault.
   std::string prefetch(const UOpPtr& u, const std::string& base, const std::string& ind) {
-    if (!lang_.prefetch_rows || !k_.one_row_tile || open_.empty() ||
-        open_.back()->as<RangeArg>().kind != AxisKind::Loop || u->src[0]->op != Ops::DEFINE_GLOBAL)
+    if (!lang_.prefetch_rows || open_.empty() || open_.back()->as<RangeArg>().kind != AxisKind::Loop ||
+        u->src[0]->op != Ops::DEFINE_GLOBAL)
       return "";
+    const bool staging = open_.back()->as<RangeArg>().id >= kFirstStageRangeId;
+    if (!k_.one_row_tile && !staging) return "";
     const Buffer& b = *k_.buffers.at(static_cast<size_t>(u->src[0]->as<int64_t>()));
     if (b.nbytes() < (size_t(1) << 20)) return "";
     auto aff = affine_in(u->src[1], open_.back().get());
@@ -1275,7 +1280,8 @@ class CRenderer {
   std::map<std::string, std::string> typedefs_;
   int64_t lane_ = -1;  // the lane a lane-by-lane expression is for (-1: scalar code)
   int counter_ = 0;
-  int strip_indent_ = 0;  // two spaces more inside each strip-mined loop (polled_loop)
+  int strip_indent_ = 0;      // two spaces more inside each strip-mined loop (polled_loop)
+  std::vector<UOpPtr> open_;  // the loops open at the line being written, innermost last (prefetch)
 };
 
 }  // namespace
