@@ -100,7 +100,9 @@ class Linearizer {
       loop_set.insert(r.begin(), r.end());
     }
     std::vector<UOpPtr> loops;
+    std::unordered_set<const UOp*> found;
     std::function<void(const UOpPtr&)> find = [&](const UOpPtr& u) {
+      if (!found.insert(u.get()).second) return;
       if (u->op == Ops::RANGE && loop_set.count(u.get()) &&
           std::find(loops.begin(), loops.end(), u) == loops.end())
         loops.push_back(u);
@@ -111,9 +113,13 @@ class Linearizer {
               [](const UOpPtr& a, const UOpPtr& b) { return a->as<RangeArg>().id < b->as<RangeArg>().id; });
     int64_t trips = 1;
     for (const auto& l : loops) trips *= l->src[0]->const_int();
-    // Hoist what needs no loop at all (a value inside a reduction's body waits for its loop).
+    // Hoist what needs no loop at all (a value inside a reduction's body waits for its loop). Each
+    // node once: a graph that reads its values several times over (PyTorch's floor division reads
+    // a and b in five places) is a DAG whose paths are exponentially many (the compiler fuzzer's
+    // seed 38025, a chain of them, walked for half an hour).
+    std::unordered_set<const UOp*> hoisted;
     std::function<void(const UOpPtr&)> hoist = [&](const UOpPtr& u) {
-      if (done_.count(u.get())) return;
+      if (done_.count(u.get()) || !hoisted.insert(u.get()).second) return;
       if (ranges(u).empty() && u->op != Ops::RANGE) {
         emit(u, 0, 1);
         return;
@@ -134,7 +140,9 @@ class Linearizer {
   // A staged load's copy into scratch: a loop nest over its own ranges, before the output loops.
   void emit_pack(const UOpPtr& pack) {
     std::vector<UOpPtr> loops;
+    std::unordered_set<const UOp*> found;
     std::function<void(const UOpPtr&)> find = [&](const UOpPtr& u) {
+      if (!found.insert(u.get()).second) return;
       if (is_loop(u.get()) && std::find(loops.begin(), loops.end(), u) == loops.end()) loops.push_back(u);
       for (const auto& s : u->src) find(s);
     };
@@ -187,9 +195,11 @@ class Linearizer {
       if (!done_.count(r.get()) &&
           (r == red || (!depends_on(r, red.get()) && !depends_on(red, r.get()) && loops_open(r))))
         group.push_back(r);
-    // Hoist: everything in the bodies that does not depend on these ranges goes first.
+    // Hoist: everything in the bodies that does not depend on these ranges goes first (each node
+    // once, as in emit_stores).
+    std::unordered_set<const UOp*> hoisted;
     std::function<void(const UOpPtr&)> hoist = [&](const UOpPtr& u) {
-      if (done_.count(u.get())) return;
+      if (done_.count(u.get()) || !hoisted.insert(u.get()).second) return;
       const auto& r = ranges(u);
       bool dependent = std::any_of(r.begin(), r.end(), [&](const UOp* x) { return own.count(x); });
       if (!dependent && u->op != Ops::RANGE) {

@@ -357,6 +357,17 @@ bool is_comparison(Op op) {
 // -5.6e-13 here and 0 in float32, as PyTorch computes it, divided by 0).
 bool zero_over_zero_unknown(double a, double ea, double b) { return b == 0 && ea > 0 && std::fabs(a) <= ea; }
 
+// PyTorch's floor division of floats (c10's div_floor_floating), from the exact fmod: an infinite
+// dividend gives NaN (fmod's), not floor(inf / b).
+double torch_floor_divide(double a, double b) {
+  const double mod = std::fmod(a, b);
+  double div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+  if (div == 0) return std::copysign(0.0, a / b);
+  double floored = std::floor(div);
+  return div - floored > 0.5 ? floored + 1 : floored;
+}
+
 int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -445,6 +456,9 @@ void float_binary(Op op, RefTensor& out, int64_t k, double a, double ea, double 
       // exponent within its bound of an integer decides which (seed 9445: a softmax's 0.99999994,
       // computed 1 by one correct order of summation and 0.99999994 by another).
       if (a - ea < 0 && eb > 0 && std::fabs(b - std::nearbyint(b)) <= eb) dc = true;
+      // A NaN base is 1 under an exponent of exactly 0 and NaN under any other (seed 37071: a
+      // log_softmax's largest entry, 0 in float32 and -5e-13 here).
+      if (std::isnan(a) && eb > 0 && std::fabs(b) <= eb) dc = true;
       double la = a != 0 ? std::fabs(std::log(std::fabs(a))) : 0;
       err = std::fabs(exact) * (la * eb + (a != 0 ? std::fabs(b) * ea / std::fabs(a) : 0) +
                                 ulp_of(out.dtype) * (4 + 2 * std::fabs(b) * la));
@@ -460,7 +474,7 @@ void float_binary(Op op, RefTensor& out, int64_t k, double a, double ea, double 
       if (eb > 0 && std::fabs(b) <= 2 * eb) dc = true;
       if (zero_over_zero_unknown(a, ea, b)) dc = true;
       if (op == Op::FloorDivide) {
-        exact = b == 0 ? q : std::floor(q);
+        exact = b == 0 ? q : torch_floor_divide(a, b);
         err = 0;
       } else {
         if (b == 0) {
