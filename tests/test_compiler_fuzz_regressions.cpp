@@ -455,3 +455,16 @@ TEST(CompilerFuzz, Float16DivisionOnLanesIsTheScalarOne) {
   ForcedOpts lanes({{AxisKind::Vector, 0, 8}}, 0x8011);
   EXPECT_EQ(x.div(Scalar(0.001)).to_vector<float>(), want);
 }
+
+// Seed 38025: a chain of float floor divisions. PyTorch's floor division (from the exact fmod)
+// reads its operands in five places, so the chain's graph is a DAG with exponentially many paths,
+// and the linearizer's hoisting walked them one by one (half an hour). It visits each node once
+// now; without that this test does not end. The values are PyTorch's (checked with torch 1.13).
+TEST(CompilerFuzz, AChainOfFloorDivisionsLinearizesAtOnce) {
+  Tensor x = Tensor::from_vector<float>({1e30f, -7.5f, 1e20f, 3.0f}, {4}).realize();
+  Tensor y = x;
+  for (int i = 0; i < 24; i++) y = y.floor_divide(1.5);
+  // -7.5 // 1.5 is -5, then -4, -3, -2, and -2 for good; 3 goes to 2, 1, 0.
+  EXPECT_EQ(y.to_vector<float>(),
+            (std::vector<float>{5.940318755528142e+25f, -2.0f, 5940319338102784.0f, 0.0f}));
+}
