@@ -125,8 +125,10 @@ CpuModel detect() {
   }
   // __builtin_cpu_supports also checks that the OS saves the wide registers (XCR0).
   __builtin_cpu_init();
-  const bool avx512f = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
-  m = classify_x86(vendor.data(), family, model, avx512f, avx2, name);
+  X86Features features{.avx512f = __builtin_cpu_supports("avx512f") != 0,
+                       .avx2 = __builtin_cpu_supports("avx2") != 0};
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) features.amx_tile = (d >> 24) & 1;  // CPUID.7.0:EDX[24]
+  m = classify_x86(vendor.data(), family, model, features, name);
 #endif
   if (!name.empty()) m.name = name;
   read_caches(m);
@@ -135,8 +137,9 @@ CpuModel detect() {
 
 }  // namespace
 
-CpuModel classify_x86(std::string_view vendor, int family, int model, bool avx512f, bool avx2,
+CpuModel classify_x86(std::string_view vendor, int family, int model, X86Features features,
                       std::string_view model_name) {
+  const bool avx512f = features.avx512f, avx2 = features.avx2;
   std::string kind = avx512f ? "generic-avx512" : avx2 ? "generic-avx2" : "generic";
   auto is_one_of = [&](std::initializer_list<int> models) {
     for (int x : models)
@@ -156,6 +159,10 @@ CpuModel classify_x86(std::string_view vendor, int family, int model, bool avx51
       kind = "haswell";
     else if (avx2)
       kind = "skylake";
+    // A hypervisor may report a server core under a client's model number (a Xeon with AMX and a
+    // 480 MiB L3 seen here as model 0xa7, Rocket Lake's: one FMA unit, where the Xeon has two).
+    // AMX is on Intel's server cores alone, from Sapphire Rapids on.
+    if (features.amx_tile && avx512f) kind = "sapphire-rapids";
   } else if (vendor == "AuthenticAMD") {
     if (family == 0x17)
       kind = "zen2";

@@ -36,9 +36,17 @@ const CpuModel& host_cpu();
 CpuModel known_cpu(std::string_view kind);
 std::vector<std::string> known_cpu_kinds();
 
+// What CPUID says of an x86 core's vector units: AVX-512 and AVX2 as the OS enables them (it saves
+// their registers), AMX-TILE as the core has it (only Intel's server cores do, from Sapphire Rapids).
+struct X86Features {
+  bool avx512f = false;
+  bool avx2 = false;
+  bool amx_tile = false;
+};
+
 // The row of the table for an x86 core (vendor from CPUID, family and model as CPUID reports them
-// with their extended fields added, and the features the OS enables), without caches.
-CpuModel classify_x86(std::string_view vendor, int family, int model, bool avx512f, bool avx2,
+// with their extended fields added, and its features), without caches.
+CpuModel classify_x86(std::string_view vendor, int family, int model, X86Features features,
                       std::string_view model_name);
 
 }  // namespace lazygrad
