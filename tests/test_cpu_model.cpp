@@ -9,18 +9,21 @@
 using namespace lazygrad;
 
 TEST(CpuModel, CpuidSignaturesPickTheirRow) {
-  CpuModel skx =
-      classify_x86("GenuineIntel", 6, 0x55, {.avx512f = true, .avx2 = true}, "Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz");
+  CpuModel skx = classify_x86("GenuineIntel", 6, 0x55, {.avx512f = true, .avx2 = true},
+                              "Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz");
   EXPECT_EQ(skx.kind, "skylake-x");
   EXPECT_EQ(skx.vector_bytes, 64);
   EXPECT_EQ(skx.fmas_per_cycle, 2);
   EXPECT_EQ(skx.accumulators_needed(), 8);  // 4 cycles of latency on 2 pipes
   EXPECT_EQ(skx.name, "Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz");
   // Skylake-SP's Silver and Bronze parts have one 512-bit FMA unit.
-  EXPECT_EQ(classify_x86("GenuineIntel", 6, 0x55, {.avx512f = true, .avx2 = true}, "Intel(R) Xeon(R) Silver 4114").fmas_per_cycle,
-            1);
+  EXPECT_EQ(
+      classify_x86("GenuineIntel", 6, 0x55, {.avx512f = true, .avx2 = true}, "Intel(R) Xeon(R) Silver 4114")
+          .fmas_per_cycle,
+      1);
   EXPECT_EQ(classify_x86("GenuineIntel", 6, 0x6a, {.avx512f = true, .avx2 = true}, "").kind, "icelake-x");
-  EXPECT_EQ(classify_x86("GenuineIntel", 6, 0x8f, {.avx512f = true, .avx2 = true}, "").kind, "sapphire-rapids");
+  EXPECT_EQ(classify_x86("GenuineIntel", 6, 0x8f, {.avx512f = true, .avx2 = true}, "").kind,
+            "sapphire-rapids");
   EXPECT_EQ(classify_x86("GenuineIntel", 6, 0x3f, {.avx2 = true}, "").kind, "haswell");
   CpuModel zen4 = classify_x86("AuthenticAMD", 0x19, 0x11, {.avx512f = true, .avx2 = true}, "AMD EPYC 9R14");
   EXPECT_EQ(zen4.kind, "zen4");

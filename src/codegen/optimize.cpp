@@ -615,8 +615,10 @@ namespace {
 // load shared by the copies along an axis it does not depend on is loaded once), so a trip costs
 //   max(FMAs / FMA pipes, loads / load ports, FMA latency)
 // cycles: the last because each accumulator's FMAs form one chain. The tile keeps the FMA pipes
-// busiest (FMAs per cycle over the pipes), then loads least per FMA (less traffic from the caches),
-// then uses fewest registers, within the registers there are: one per accumulator, one per
+// busiest (FMAs per cycle over the pipes), then reads fewest bytes per FMA (a vector load reads a
+// whole vector, a broadcast one element: the traffic from the L1 and, for a staged panel larger
+// than the L1, from the L2, which is what bounds a tile whose FMAs are covered), then uses fewest
+// registers, within the registers there are: one per accumulator, one per
 // vector loaded (kept for the whole tile) and one for a broadcast value. A load with a validity (a
 // padded window) counts twice: it checks, and goes lane by lane at the edges.
 // Only axes that some load is broadcast along (the tile shares it) and some load depends on.
@@ -629,6 +631,7 @@ std::vector<int64_t> register_tile(const KernelAxes& ax, const std::vector<UOpPt
     std::vector<bool> depends;
     int64_t weight;
     bool vector;
+    int64_t bytes;  // what one copy reads
   };
   std::vector<LoadUse> uses;
   std::vector<bool> tileable(n, false);
@@ -642,8 +645,11 @@ std::vector<int64_t> register_tile(const KernelAxes& ax, const std::vector<UOpPt
     tileable[a] = shared && varies;
   }
   for (const auto& m : reduced_loads) {  // an epilogue's loads run once per tile, not per trip
-    LoadUse u{std::vector<bool>(n), m->src.size() == 3 ? 2 : 1,
-              vector_axis >= 0 && access_along(m, ax.ranges[vector_axis].get()) != Access::Broadcast};
+    const bool vector =
+        vector_axis >= 0 && access_along(m, ax.ranges[vector_axis].get()) != Access::Broadcast;
+    const auto element = static_cast<int64_t>(itemsize(m->dtype));
+    LoadUse u{std::vector<bool>(n), m->src.size() == 3 ? 2 : 1, vector,
+              vector ? std::max(cpu.vector_bytes, element) : element};
     for (size_t a = 0; a < n; a++) u.depends[a] = access_along(m, ax.ranges[a].get()) != Access::Broadcast;
     uses.push_back(std::move(u));
   }
@@ -652,13 +658,14 @@ std::vector<int64_t> register_tile(const KernelAxes& ax, const std::vector<UOpPt
   std::vector<int64_t> amounts(n, 1);
   std::function<void(size_t)> search = [&](size_t a) {
     if (a == n) {
-      int64_t fmas = 1, loaded = 0, registers = 1;
+      int64_t fmas = 1, loaded = 0, bytes = 0, registers = 1;
       for (int64_t x : amounts) fmas *= x;
       for (const auto& u : uses) {
         int64_t copies = 1;
         for (size_t b = 0; b < n; b++)
           if (u.depends[b]) copies *= amounts[b];
         loaded += u.weight * copies;
+        bytes += u.bytes * copies;
         if (u.vector) registers += copies;
       }
       registers += fmas;
@@ -667,7 +674,7 @@ std::vector<int64_t> register_tile(const KernelAxes& ax, const std::vector<UOpPt
           std::max({static_cast<double>(fmas) / cpu.fmas_per_cycle,
                     static_cast<double>(loaded) / cpu.loads_per_cycle, static_cast<double>(cpu.fma_latency)});
       const double busy = static_cast<double>(fmas) / cycles / cpu.fmas_per_cycle;
-      const double intensity = static_cast<double>(fmas) / std::max<int64_t>(loaded, 1);
+      const double intensity = static_cast<double>(fmas) / std::max<int64_t>(bytes, 1);
       const bool better =
           busy > best_busy + 1e-9 ||
           (busy > best_busy - 1e-9 && (intensity > best_intensity + 1e-9 ||
@@ -778,8 +785,7 @@ std::vector<Opt> default_opts(const Kernel& k, const Target& target) {
     for (size_t a = 0; a < ax.n_output; a++) rows |= static_cast<int>(a) != best && upcast[a] > 1;
     if (best >= static_cast<int>(ax.n_output) && rows)
       column_blocks(ax, reduce_size, upcast, left, opts, target.cpu.l2_bytes);
-    if (best >= 0 && static_cast<size_t>(best) < ax.n_output && 2 * b_bytes > target.cpu.l2_bytes && rows &&
-        upcast[best] > 1) {
+    if (best >= 0 && static_cast<size_t>(best) < ax.n_output && 2 * b_bytes > target.cpu.l2_bytes && rows) {
       opts.push_back({AxisKind::Global, best, 0});
       // The row tiles' rest as a loop inside the kernel: each global index is one column panel,
       // which the linearizer stages (codegen/stage.h) into scratch once for all its row tiles.
