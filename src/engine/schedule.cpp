@@ -151,9 +151,30 @@ bool cap_kernel_depth(const std::vector<UOpPtr>& targets, RealizeSet& realize) {
   return added;
 }
 
-// Adds reductions that must not be fused; returns whether it added any.
+// An elementwise value that several kernels read is computed by each of them, from all of its
+// inputs: a transformer's residual stream, h + attn(h) + mlp(...) + ..., was recomputed by every
+// layer's layer norm from every earlier layer's outputs (GPT-2's last one read 44 buffers; 10 ms of
+// a 200 ms prompt on a Xeon, and growing with the square of the depth). Such a value is computed
+// once into a buffer when storing it and reading it back costs fewer loads than the recomputing:
+// (kernels - 1) * inputs > kernels + 1, for values of at least kRecomputeMinSize elements. Its own
+// kernel is usually the one that makes its last input (the residual add becomes the epilogue of the
+// projection's matrix product), so it costs no launch.
+bool worth_sharing(const UOp* u, size_t kernels, const RealizeSet& realize) {
+  if (!is_alu(u->op) || kernels < 2 || u->numel() < kRecomputeMinSize) return false;
+  int64_t inputs = 0;
+  auto input = [&](const UOp* x) {
+    return x->op == Ops::BUFFER || x->op == Ops::REDUCE_AXIS || (x != u && realize.count(x));
+  };
+  for (const UOp* x : toposort(u, [&](const UOp* x) { return !input(x) && !expands(x); }))
+    inputs += input(x) && x->numel() == u->numel();
+  const auto k = static_cast<int64_t>(kernels);
+  return (k - 1) * inputs > k + 1;
+}
+
+// Adds reductions (and elementwise values several kernels share) that must not be fused; returns
+// whether it added any.
 bool split_reductions(RealizeSet& realize) {
-  std::map<const UOp*, std::set<const UOp*>> reached_by;
+  std::map<const UOp*, std::set<const UOp*>> reached_by, alu_reached_by;
   std::map<const UOp*, UOpPtr> must, ptrs;
   for (const auto& entry : realize) {
     const UOp* root = entry.first;  // (clang 14 cannot capture structured bindings in lambdas)
@@ -176,6 +197,10 @@ bool split_reductions(RealizeSet& realize) {
       if (u->op == Ops::BUFFER || (u.get() != root && realize.count(u.get()))) continue;
       if (!seen.insert({u.get(), expanded, reuse, enclosing}).second) continue;
       visits++;
+      if (u.get() != root && !expanded && is_alu(u->op)) {
+        alu_reached_by[u.get()].insert(root);
+        ptrs[u.get()] = u;
+      }
       if (u->op == Ops::REDUCE_AXIS && u.get() != root) {
         reached_by[u.get()].insert(root);
         ptrs[u.get()] = u;
@@ -204,8 +229,18 @@ bool split_reductions(RealizeSet& realize) {
     }
     count_walk(visits, static_cast<int64_t>(seen.size()));
   }
+  // Shared values first, alone: once one is a buffer, the reductions it was made of may have only
+  // its kernel left to read them (the projection fused under the residual add).
+  bool shared = false;
+  for (const auto& [u, roots] : alu_reached_by)
+    if (!must.count(u) && worth_sharing(u, roots.size(), realize)) {
+      debug_log(3, "schedule: " + std::string(op_name(u->op)) + " " + shape_str(u->shape) +
+                       " gets its own buffer (read by " + std::to_string(roots.size()) + " kernels)");
+      must[u] = ptrs[u];
+      shared = true;
+    }
   for (const auto& [r, roots] : reached_by)
-    if (roots.size() > 1 && !must.count(r)) {
+    if (!shared && roots.size() > 1 && !must.count(r)) {
       debug_log(3, "schedule: REDUCE " + shape_str(r->shape) + " gets its own kernel (read by " +
                        std::to_string(roots.size()) + " kernels)");
       must[r] = ptrs[r];
