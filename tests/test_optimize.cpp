@@ -378,8 +378,8 @@ TEST(Optimize, MatrixVectorProduct) {
   EXPECT_NE(src.find("__builtin_prefetch("), std::string::npos) << src;
   EXPECT_NE(src.find(")) + 12288));"), std::string::npos) << src;
   // A matrix product's tile reuses each row of W it loads across its rows: only the copy of its
-  // column panel into scratch (one loop per vector of the panel's width) prefetches. A small W stays
-  // cached.
+  // column panel into scratch prefetches, each vector of the panel's width (one loop copies them
+  // all, one pass over W's rows). A small W stays cached.
   Kernel mm = only_kernel(input({64, 3072}).matmul(w));
   EXPECT_FALSE(apply_opts(mm, default_opts(mm)).one_row_tile);
   const std::string mm_src = render_kernel(mm, default_opts(mm))->source;
@@ -388,8 +388,9 @@ TEST(Optimize, MatrixVectorProduct) {
     return std::distance(std::sregex_iterator(mm_src.begin(), mm_src.end(), re), std::sregex_iterator());
   };
   const auto copy_loops = count(R"(for \(int64_t r1\d{5} )");  // the staging copies' ids, codegen/stage.h
-  EXPECT_GT(copy_loops, 0) << mm_src;
-  EXPECT_EQ(count(R"(__builtin_prefetch\()"), copy_loops) << mm_src;
+  EXPECT_EQ(copy_loops, 1) << mm_src;
+  EXPECT_GT(count(R"(__builtin_memcpy\(local)"), 1) << mm_src;
+  EXPECT_EQ(count(R"(__builtin_prefetch\()"), count(R"(__builtin_memcpy\(local)")) << mm_src;
   Kernel small = only_kernel(input({1, 256}).matmul(input({256, 768}, 2)));  // 768 KiB
   EXPECT_EQ(render_kernel(small, default_opts(small))->source.find("__builtin_prefetch"), std::string::npos);
   std::vector<float> got = x.matmul(w).to_vector<float>(), xs = x.to_vector<float>(),

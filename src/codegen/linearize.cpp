@@ -126,7 +126,18 @@ class Linearizer {
       }
       for (const auto& s : u->src) hoist(s);
     };
-    for (const auto& p : packs) emit_pack(p);  // first: a hoisted value may read a staged load
+    // First, as a hoisted value may read a staged load. Copies over the same ranges (a panel's
+    // vectors side by side) share one loop nest: one pass over the source's rows, not one per vector.
+    std::vector<std::pair<std::vector<UOpPtr>, std::vector<UOpPtr>>> nests;  // loops, packs
+    for (const auto& p : packs) {
+      std::vector<UOpPtr> loops = pack_loops(p);
+      auto same = std::find_if(nests.begin(), nests.end(), [&](const auto& n) { return n.first == loops; });
+      if (same == nests.end())
+        nests.push_back({std::move(loops), {p}});
+      else
+        same->second.push_back(p);
+    }
+    for (const auto& [nest_loops, nest_packs] : nests) emit_packs(nest_loops, nest_packs);
     for (const auto& s : stores) hoist(s);
     for (size_t i = 0; i < loops.size(); i++) {
       out.insts.push_back({Step::Open, loops[i], static_cast<int>(i)});
@@ -138,7 +149,7 @@ class Linearizer {
 
  private:
   // A staged load's copy into scratch: a loop nest over its own ranges, before the output loops.
-  void emit_pack(const UOpPtr& pack) {
+  std::vector<UOpPtr> pack_loops(const UOpPtr& pack) {
     std::vector<UOpPtr> loops;
     std::unordered_set<const UOp*> found;
     std::function<void(const UOpPtr&)> find = [&](const UOpPtr& u) {
@@ -149,6 +160,10 @@ class Linearizer {
     find(pack);
     std::sort(loops.begin(), loops.end(),
               [](const UOpPtr& a, const UOpPtr& b) { return a->as<RangeArg>().id < b->as<RangeArg>().id; });
+    return loops;
+  }
+
+  void emit_packs(const std::vector<UOpPtr>& loops, const std::vector<UOpPtr>& packs) {
     int64_t trips = 1;
     for (size_t i = 0; i < loops.size(); i++) {
       out.insts.push_back({Step::Open, loops[i], static_cast<int>(i)});
@@ -156,7 +171,7 @@ class Linearizer {
       trips *= loops[i]->src[0]->const_int();
     }
     size_t scope_start = out.insts.size();
-    emit(pack, static_cast<int>(loops.size()), trips);
+    for (const auto& pack : packs) emit(pack, static_cast<int>(loops.size()), trips);
     for (size_t i = loops.size(); i-- > 0;) out.insts.push_back({Step::Close, loops[i], static_cast<int>(i)});
     end_scope(scope_start, loops);
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -150,16 +151,22 @@ class Stager {
     bytes_ += bytes;
 
     std::unordered_map<const UOp*, UOpPtr> staged;
+    // Loads over the same ranges (a panel's vectors, upcast copies of one load) get the same copy
+    // ranges, so the linearizer copies them in one loop nest.
+    std::map<std::vector<const UOp*>, std::vector<UOpPtr>> copies_of;
     for (size_t i = 0; i < loads.size(); i++) {
       const UOpPtr& load = loads[i];
-      std::vector<UOpPtr> rs = loop_ranges(load), copies;
-      std::unordered_map<const UOp*, UOpPtr> rename;
-      for (size_t j = 0; j < rs.size(); j++) {
+      std::vector<UOpPtr> rs = loop_ranges(load);
+      std::vector<const UOp*> key;
+      for (const auto& r : rs) key.push_back(r.get());
+      std::vector<UOpPtr>& copies = copies_of[key];
+      for (size_t j = copies.size(); j < rs.size(); j++) {
         // The copy loop's own ranges: ids past any the lowering and the optimizer hand out.
         int64_t id = kFirstStageRangeId + 100 * static_cast<int64_t>(i) + static_cast<int64_t>(j);
         copies.push_back(make_uop(Ops::RANGE, kInt64, {rs[j]->src[0]}, RangeArg{id, AxisKind::Loop}));
-        rename[rs[j].get()] = copies.back();
       }
+      std::unordered_map<const UOp*, UOpPtr> rename;
+      for (size_t j = 0; j < rs.size(); j++) rename[rs[j].get()] = copies[j];
       UOpPtr local = new_local(out, load->dtype, elements(load));
       UOpPtr lane = vector_range(load);
       // Scratch index: the ranges row-major (in id order), then the lane.
