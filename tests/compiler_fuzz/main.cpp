@@ -3,6 +3,8 @@
 //   fuzz_compiler --seeds 0:60 --max-compiles 500   the fixed range `make test` runs
 //   fuzz_compiler --seconds 900 [--start S]         as long as it takes (make fuzz-compiler)
 //   fuzz_compiler --device CL --seeds 0:30           the modes on another device (ctest's cl label)
+//   fuzz_compiler --seconds 300 --max-elements 400000  larger values: the scheduler's rules for
+//                                                    values of 4096 elements and more, staged panels
 //
 // Each program runs in every mode (fuzz.h); a failure prints what differed and the smallest
 // program still failing as C++. Exit status 1 when anything failed.
@@ -25,7 +27,7 @@ namespace {
 [[noreturn]] void usage() {
   std::cerr
       << "usage: fuzz_compiler [--seeds A:B | --seconds N [--start S]] [--max-compiles N] [--samples K]\n"
-         "                     [--device D] [--no-minimize] [--verbose]\n";
+         "                     [--device D] [--max-elements N] [--no-minimize] [--verbose]\n";
   std::exit(2);
 }
 
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
   int samples = 2;
   std::string device = "CPU";
   bool do_minimize = true, verbose = false;
+  GenOptions gen;
   for (int a = 1; a < argc; a++) {
     std::string arg = argv[a];
     auto next = [&]() -> std::string {
@@ -60,6 +63,9 @@ int main(int argc, char** argv) {
       samples = std::stoi(next());
     } else if (arg == "--device") {
       device = canonical_device(next());
+    } else if (arg == "--max-elements") {
+      gen.max_elements = std::stoll(next());
+      if (gen.max_elements < 1) usage();
     } else if (arg == "--no-minimize") {
       do_minimize = false;
     } else if (arg == "--verbose") {
@@ -89,7 +95,7 @@ int main(int argc, char** argv) {
       stopped = "the budget of " + std::to_string(max_compiles) + " kernel compiles";
       break;
     }
-    fuzz::Program p = generate(seed);
+    fuzz::Program p = generate(seed, gen);
     std::vector<RefTensor> ref = interpret(p);
     graphs++;
     if (verbose) std::cout << "seed " << seed << ": " << p.steps.size() << " steps\n" << std::flush;
