@@ -71,7 +71,8 @@ class Ranking {
     std::nth_element(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(k), order_.end(), before());
     end_ = k;
   }
-  const std::vector<int32_t>& unsorted() const { return order_; }  // the first size() are the kept ids
+  // The kept ids, in no particular order (at() may reorder them).
+  std::span<const int32_t> kept() const { return {order_.data(), end_}; }
   int32_t at(size_t j) {
     if (j >= sorted_) sort_through(std::max(j + 1, 2 * sorted_ + 64));
     return order_[j];
@@ -116,21 +117,19 @@ Selection select(const SamplingOptions& o, std::span<const float> raw, std::span
   Selection s{Ranking(std::move(logits)), std::vector<double>(raw.size(), 0.0)};
   Ranking& r = s.ranking;
   if (o.top_k > 0) r.keep_first(static_cast<size_t>(o.top_k));
-  const std::vector<int32_t>& ids = r.unsorted();
   if (std::isinf(top)) {  // +inf: those tokens share all the probability
-    for (size_t j = 0; j < r.size(); ++j)
-      if (r.key(ids[j]) == top) {
-        s.weight[static_cast<size_t>(ids[j])] = 1;
+    for (int32_t id : r.kept())
+      if (r.key(id) == top) {
+        s.weight[static_cast<size_t>(id)] = 1;
         s.kept += 1;
       }
     s.keep = r.size();
     return s;
   }
   double total = 0;
-  for (size_t j = 0; j < r.size(); ++j) {
-    const auto id = static_cast<size_t>(ids[j]);
-    total += s.weight[id] = std::exp((static_cast<double>(r.key(ids[j])) - top) / o.temperature);
-  }
+  for (int32_t id : r.kept())
+    total += s.weight[static_cast<size_t>(id)] =
+        std::exp((static_cast<double>(r.key(id)) - top) / o.temperature);
   s.keep = r.size();
   s.kept = total;
   if (o.top_p < 1) {  // the smallest prefix (most likely first) whose probability reaches top_p
