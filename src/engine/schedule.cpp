@@ -156,9 +156,10 @@ bool cap_kernel_depth(const std::vector<UOpPtr>& targets, RealizeSet& realize) {
 // layer's layer norm from every earlier layer's outputs (GPT-2's last one read 44 buffers; 10 ms of
 // a 200 ms prompt on a Xeon, and growing with the square of the depth). Such a value is computed
 // once into a buffer when storing it and reading it back costs fewer loads than the recomputing:
-// (kernels - 1) * inputs > kernels + 1, for values of at least kRecomputeMinSize elements. Its own
-// kernel is usually the one that makes its last input (the residual add becomes the epilogue of the
-// projection's matrix product), so it costs no launch.
+// (kernels - 1) * inputs > kernels + 1, for values of at least kRecomputeMinSize elements. GPT-2's
+// residual adds become kernels of their own (24 launches of a [130, 768] add in a prompt, where the
+// layer norms had read up to 44 buffers each); the projection before each stays its own kernel, as
+// a reduction read through an expand.
 bool worth_sharing(const UOp* u, size_t kernels, const RealizeSet& realize) {
   if (!is_alu(u->op) || kernels < 2 || u->numel() < kRecomputeMinSize) return false;
   int64_t inputs = 0;
@@ -197,7 +198,9 @@ bool split_reductions(RealizeSet& realize) {
       if (u->op == Ops::BUFFER || (u.get() != root && realize.count(u.get()))) continue;
       if (!seen.insert({u.get(), expanded, reuse, enclosing}).second) continue;
       visits++;
-      if (u.get() != root && !expanded && is_alu(u->op)) {
+      // A value read inside a reduction is the reduction rules' to weigh (worth_realizing, and a
+      // reduction read by several kernels): here only values read elementwise.
+      if (u.get() != root && !expanded && !enclosing && is_alu(u->op)) {
         alu_reached_by[u.get()].insert(root);
         ptrs[u.get()] = u;
       }
@@ -229,8 +232,8 @@ bool split_reductions(RealizeSet& realize) {
     }
     count_walk(visits, static_cast<int64_t>(seen.size()));
   }
-  // Shared values first, alone: once one is a buffer, the reductions it was made of may have only
-  // its kernel left to read them (the projection fused under the residual add).
+  // Shared values first, alone: once one is a buffer, a reduction it was made of may have only its
+  // kernel left to read it, and then fuses there instead of getting a kernel of its own.
   bool shared = false;
   for (const auto& [u, roots] : alu_reached_by)
     if (!must.count(u) && worth_sharing(u, roots.size(), realize)) {
