@@ -57,6 +57,12 @@ using RealizeSet = std::map<const UOp*, UOpPtr>;
 // matrix product's reduction, Tensor::rand({100, 100}) @ b cost 3 to 20 times the product's FLOPs.
 constexpr int64_t kRecomputeLimit = 8, kRecomputeMinSize = 4096, kRecomputeMinWork = 1 << 20, kCostlyOps = 8;
 
+// What a kernel computing u reads from memory rather than computes: a buffer, a reduction's result
+// (a kernel of its own or a loop of this one), a value already stored.
+bool stored_input(const UOp* x, const UOp* u, const RealizeSet& realize) {
+  return x->op == Ops::BUFFER || x->op == Ops::REDUCE_AXIS || (x != u && realize.count(x));
+}
+
 bool worth_realizing(const UOp* u, int64_t reuse, const RealizeSet& realize) {
   if (!is_alu(u->op)) return false;
   // What lies behind an expand is not u's cost: it is computed once per element of the expand's
@@ -66,10 +72,7 @@ bool worth_realizing(const UOp* u, int64_t reuse, const RealizeSet& realize) {
   // element, so X[idx] looped over all 6000 rows; the random indices themselves are what to store.)
   // (A broadcast scalar, x / 255's constant, is part of the value's own cost.)
   auto behind_expand = [&](const UOp* x) { return expands(x) && x->src[0]->numel() > 1; };
-  auto input = [&](const UOp* x) {
-    return x->op == Ops::BUFFER || x->op == Ops::REDUCE_AXIS ||
-           (x != u && (realize.count(x) || behind_expand(x)));
-  };
+  auto input = [&](const UOp* x) { return stored_input(x, u, realize) || (x != u && behind_expand(x)); };
   int ops = 0;
   int64_t read = 0;
   for (const UOp* x : toposort(u, [&](const UOp* x) { return !input(x); })) {
@@ -163,9 +166,7 @@ bool cap_kernel_depth(const std::vector<UOpPtr>& targets, RealizeSet& realize) {
 bool worth_sharing(const UOp* u, size_t kernels, const RealizeSet& realize) {
   if (!is_alu(u->op) || kernels < 2 || u->numel() < kRecomputeMinSize) return false;
   int64_t inputs = 0;
-  auto input = [&](const UOp* x) {
-    return x->op == Ops::BUFFER || x->op == Ops::REDUCE_AXIS || (x != u && realize.count(x));
-  };
+  auto input = [&](const UOp* x) { return stored_input(x, u, realize); };
   for (const UOp* x : toposort(u, [&](const UOp* x) { return !input(x) && !expands(x); }))
     inputs += input(x) && x->numel() == u->numel();
   const auto k = static_cast<int64_t>(kernels);
