@@ -2,18 +2,21 @@
 //
 //   fuzz_compiler --seeds 0:60 --max-compiles 500   the fixed range `make test` runs
 //   fuzz_compiler --seconds 900 [--start S]         as long as it takes (make fuzz-compiler)
+//   fuzz_compiler --seeds 9445,49170                 the listed seeds (what long runs found)
 //   fuzz_compiler --device CL --seeds 0:30           the modes on another device (ctest's cl label)
 //   fuzz_compiler --seconds 300 --max-elements 400000  larger values: the scheduler's rules for
 //                                                    values of 4096 elements and more, staged panels
 //
 // Each program runs in every mode (fuzz.h); a failure prints what differed and the smallest
 // program still failing as C++. Exit status 1 when anything failed.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "fuzz.h"
 #include "generate.h"
@@ -26,9 +29,15 @@ namespace {
 
 [[noreturn]] void usage() {
   std::cerr
-      << "usage: fuzz_compiler [--seeds A:B | --seconds N [--start S]] [--max-compiles N] [--samples K]\n"
+      << "usage: fuzz_compiler [--seeds A:B | --seeds S,S,... | --seconds N [--start S]] [--max-compiles N] [--samples K]\n"
          "                     [--device D] [--max-elements N] [--no-minimize] [--verbose]\n";
   std::exit(2);
+}
+
+// A whole non-negative number, or the usage.
+uint64_t number(const std::string& s) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) usage();
+  return std::stoull(s);
 }
 
 }  // namespace
@@ -41,6 +50,7 @@ int main(int argc, char** argv) {
   std::string device = "CPU";
   bool do_minimize = true, verbose = false;
   GenOptions gen;
+  std::vector<uint64_t> listed;  // --seeds S,S,...: these seeds, in order
   for (int a = 1; a < argc; a++) {
     std::string arg = argv[a];
     auto next = [&]() -> std::string {
@@ -50,13 +60,20 @@ int main(int argc, char** argv) {
     if (arg == "--seeds") {
       std::string v = next();
       size_t colon = v.find(':');
-      if (colon == std::string::npos) usage();
-      start = std::stoull(v.substr(0, colon));
-      end = std::stoull(v.substr(colon + 1));
+      if (colon != std::string::npos) {
+        start = number(v.substr(0, colon));
+        end = number(v.substr(colon + 1));
+      } else {
+        for (size_t at = 0; at <= v.size();) {
+          size_t comma = std::min(v.find(',', at), v.size());
+          listed.push_back(number(v.substr(at, comma - at)));
+          at = comma + 1;
+        }
+      }
     } else if (arg == "--seconds") {
       seconds = std::stod(next());
     } else if (arg == "--start") {
-      start = std::stoull(next());
+      start = number(next());
     } else if (arg == "--max-compiles") {
       max_compiles = std::stoll(next());
     } else if (arg == "--samples") {
@@ -74,6 +91,11 @@ int main(int argc, char** argv) {
       usage();
     }
   }
+  if (!listed.empty()) {
+    if (seconds) usage();
+    start = 0;
+    end = listed.size();
+  }
   if (!seconds && end <= start) usage();
   try {
     lazygrad::device(device);
@@ -88,9 +110,10 @@ int main(int argc, char** argv) {
   int graphs = 0, failures = 0, unsupported = 0;
   std::map<std::string, int> refused;  // lazygrad's refusals while building, by message
   std::string stopped = seconds ? "the time budget" : "the end of the seed range";
-  uint64_t seed = start;
-  for (;; seed++) {
-    if (seconds ? elapsed() >= seconds : seed >= end) break;
+  uint64_t at = start, seed = start;  // at: the seed, or its index in the list
+  for (;; at++) {
+    if (seconds ? elapsed() >= seconds : at >= end) break;
+    seed = listed.empty() ? at : listed[at];
     if (max_compiles >= 0 && GlobalCounters::compile_count - compiles0 >= max_compiles) {
       stopped = "the budget of " + std::to_string(max_compiles) + " kernel compiles";
       break;
@@ -117,11 +140,16 @@ int main(int argc, char** argv) {
       break;  // one report per program
     }
   }
+  std::string range = std::to_string(start) + ".." + std::to_string(at ? at - 1 : 0);
+  if (!listed.empty()) {
+    range.clear();
+    for (uint64_t s : listed) range += (range.empty() ? "" : ",") + std::to_string(s);
+  }
   std::printf(
-      "fuzz_compiler: %d graphs (seeds %llu..%llu) x %zu modes, %lld kernels run, %lld compiled, %.1f s: %d "
+      "fuzz_compiler: %d graphs (seeds %s) x %zu modes, %lld kernels run, %lld compiled, %.1f s: %d "
       "failing "
       "(stopped at %s)\n",
-      graphs, static_cast<unsigned long long>(start), static_cast<unsigned long long>(seed ? seed - 1 : 0),
+      graphs, range.c_str(),
       modes_for(0, samples, device).size(), static_cast<long long>(GlobalCounters::kernel_count - kernels0),
       static_cast<long long>(GlobalCounters::compile_count - compiles0), elapsed(), failures,
       stopped.c_str());
