@@ -28,9 +28,9 @@ using namespace lazygrad::fuzz;
 namespace {
 
 [[noreturn]] void usage() {
-  std::cerr
-      << "usage: fuzz_compiler [--seeds A:B | --seeds S,S,... | --seconds N [--start S]] [--max-compiles N] [--samples K]\n"
-         "                     [--device D] [--max-elements N] [--no-minimize] [--verbose]\n";
+  std::cerr << "usage: fuzz_compiler [--seeds A:B | --seeds S,S,... | --seconds N [--start S]] "
+               "[--max-compiles N] [--samples K]\n"
+               "                     [--device D] [--max-elements N] [--no-minimize] [--verbose]\n";
   std::exit(2);
 }
 
@@ -149,8 +149,8 @@ int main(int argc, char** argv) {
       "fuzz_compiler: %d graphs (seeds %s) x %zu modes, %lld kernels run, %lld compiled, %.1f s: %d "
       "failing "
       "(stopped at %s)\n",
-      graphs, range.c_str(),
-      modes_for(0, samples, device).size(), static_cast<long long>(GlobalCounters::kernel_count - kernels0),
+      graphs, range.c_str(), modes_for(0, samples, device).size(),
+      static_cast<long long>(GlobalCounters::kernel_count - kernels0),
       static_cast<long long>(GlobalCounters::compile_count - compiles0), elapsed(), failures,
       stopped.c_str());
   if (unsupported) {

@@ -1051,8 +1051,7 @@ RefTensor matmul(const RefTensor& a, const RefTensor& b) {
           err += a.err[x] * std::fabs(b.f[y]) + std::fabs(a.f[x]) * b.err[y] + a.err[x] * b.err[y];
           dc = dc || a.dc[x] || b.dc[y];
         }
-        set_float(out, (z * M + i) * N + j, sum,
-                  err + sum_spread(a.dtype, K, abs_sum), dc);
+        set_float(out, (z * M + i) * N + j, sum, err + sum_spread(a.dtype, K, abs_sum), dc);
       }
   return out;
 }
@@ -1096,8 +1095,7 @@ RefTensor conv2d(const Step& s, const RefTensor& x, const RefTensor& w) {
                     x.err[xi] * std::fabs(w.f[wi]) + std::fabs(x.f[xi]) * w.err[wi] + x.err[xi] * w.err[wi];
                 dc = dc || x.dc[xi] || w.dc[wi];
               }
-          set_float(out, ((n * O + o) * HO + p) * WO + q, sum,
-                    err + sum_spread(x.dtype, terms, abs_sum), dc);
+          set_float(out, ((n * O + o) * HO + p) * WO + q, sum, err + sum_spread(x.dtype, terms, abs_sum), dc);
         }
   return out;
 }
