@@ -90,3 +90,51 @@ TEST(Memory, EagerTrainingIsFlat) {
   EXPECT_EQ(late.buffers, early.buffers);
   EXPECT_EQ(late.bytes, early.bytes);
 }
+
+namespace {
+bool on_cpu() { return default_device().rfind("CPU", 0) == 0; }
+}  // namespace
+
+// A large zeros().contiguous() is memory the CPU's allocator gives as zeros (fresh pages), with no
+// kernel run; it is counted like any buffer, and written and read like one.
+TEST(Memory, LargeZerosAreZeroedMemory) {
+  const int64_t kernels = GlobalCounters::kernel_count;
+  Live with_z;
+  {
+    Tensor z = Tensor::zeros({512, 1024}).contiguous().realize();  // 2 MiB
+    if (on_cpu()) {
+      EXPECT_EQ(GlobalCounters::kernel_count, kernels) << "no fill kernel ran";
+    }
+    with_z = live();
+    z.narrow_assign(0, 3, Tensor::ones({2, 1024}));
+    std::vector<float> v = z.to_vector<float>();
+    for (int64_t i = 0; i < 512 * 1024; i += 997)
+      ASSERT_EQ(v[i], i / 1024 == 3 || i / 1024 == 4 ? 1.0f : 0.0f) << i;
+    Tensor ints = Tensor::zeros({1024, 1024}, kInt32).contiguous().realize();
+    EXPECT_EQ(ints.abs().sum().item<int64_t>(), 0);
+  }
+  EXPECT_EQ(live().buffers, with_z.buffers - 1) << "counted like any buffer";
+  EXPECT_EQ(live().bytes, with_z.bytes - 512 * 1024 * 4);
+  // The block freed above went to the pool holding ones; zeros never come from the pool.
+  Tensor again = Tensor::zeros({512, 1024}).contiguous().realize();
+  EXPECT_EQ(again.abs().sum().item<float>(), 0.0f);
+  // -0.0 is not zero bits: a fill, whose sign every element keeps.
+  std::vector<float> neg = Tensor::full({512, 1024}, -0.0).contiguous().realize().to_vector<float>();
+  for (int64_t i = 0; i < 512 * 1024; i += 1009) ASSERT_TRUE(std::signbit(neg[i])) << i;
+}
+
+// Under a Jit the fill is captured: each replay zeroes the buffer again before the step's write at
+// a new row, so no earlier step's row is left in it.
+TEST(Memory, ZerosInAJitStepAreZeroEveryReplay) {
+  Variable row(0, kInt64);
+  Jit step([&](const std::vector<Tensor>& in) {
+    Tensor z = Tensor::zeros({512, 1024}).contiguous().realize();
+    z.narrow_assign(0, row, in[0]);
+    return std::vector<Tensor>{z.sum()};
+  });
+  for (int64_t call = 0; call < 6; call++) {
+    row.set(static_cast<double>(call * 7));
+    Tensor x = Tensor::full({1, 1024}, static_cast<float>(call + 1)).realize();
+    EXPECT_EQ(step({x})[0].item<float>(), 1024.0f * static_cast<float>(call + 1)) << "call " << call;
+  }
+}

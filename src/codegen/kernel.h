@@ -75,4 +75,8 @@ Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, cons
 // writing in place would let one element's store change another element's input.
 bool reads_output_elsewhere(const Kernel& k);
 
+// Whether the kernel only fills a fresh output with zero bits (Tensor::zeros(...).contiguous()):
+// memory the device gives as zeros does the same (engine/realize.cpp).
+bool fills_fresh_output_with_zeros(const Kernel& k);
+
 }  // namespace lazygrad

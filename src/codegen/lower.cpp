@@ -2,6 +2,7 @@
 // multi-dimensional index; movement ops only transform that index (through a ShapeTracker), a
 // reduction opens loops of its own, and realized nodes are loads from their buffers.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -337,6 +338,19 @@ Kernel lower_kernel(const UOpPtr& root, const std::shared_ptr<Buffer>& out, cons
   k.recomputed = L.recomputed_;
   k.index_errors = L.index_errors_;
   return k;
+}
+
+bool fills_fresh_output_with_zeros(const Kernel& k) {
+  if (k.copy || k.in_place || k.buffers.size() != 1 || !k.sink || k.sink->src.size() != 1) return false;
+  const UOpPtr& store = k.sink->src[0];
+  if (store->op != Ops::STORE || store->src.size() != 3 || !store->src[2]->is_const()) return false;
+  int64_t n = 1;  // it stores every element: one per index of its output axes
+  for (int64_t d : k.out_shape) n *= d;
+  if (n != k.buffers[0]->size) return false;
+  const UOp& value = *store->src[2];
+  // Zero bits: -0.0 is not zeros.
+  return is_float(value.dtype) ? value.const_double() == 0 && !std::signbit(value.const_double())
+                               : value.const_int() == 0;
 }
 
 bool reads_output_elsewhere(const Kernel& k) {

@@ -215,6 +215,13 @@ void log_launch(const std::string& device, const std::string& name, const std::s
 double KernelRun::run(const ExecItem& item) {
   if (!committed_) throw_if_interrupted("before kernel " + item.name);
   committed_ |= item.in_place;
+  // A zero fill of a buffer not yet allocated: memory the device gives as zeros, where it has such
+  // (a Jit's replay finds the buffer allocated, and runs the kernel).
+  if (item.zero_fill && item.buffers[0]->allocate_zeroed()) {
+    item.buffers[0]->version++;
+    if (debug_at(2)) log_launch(item.buffers[0]->device, item.name, "zeroed memory", 0, 0, 0);
+    return 0;
+  }
   std::vector<void*> handles;
   int64_t bytes = 0;
   for (const auto& b : item.buffers) {
@@ -315,6 +322,7 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::
   for (size_t i = 0; i < sched.kernels.size(); i++) {
     Kernel k = std::move(sched.kernels[i]);  // released after this step: intermediates free early
     ExecItem item;
+    item.zero_fill = fills_fresh_output_with_zeros(k);  // before k's buffers move
     item.name = k.name;
     item.buffers = std::move(k.buffers);
     item.written = std::move(k.written);

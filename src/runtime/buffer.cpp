@@ -64,6 +64,15 @@ void* Buffer::handle() {
   return handle_;
 }
 
+bool Buffer::allocate_zeroed() {
+  if (handle_) return false;
+  handle_ = dev_->allocator().alloc_zeroed(rounded(nbytes()));
+  if (!handle_) return false;
+  GlobalCounters::mem_used += static_cast<int64_t>(nbytes());
+  GlobalCounters::buffers_live++;
+  return true;
+}
+
 void* Buffer::host_ptr() { return dev_->allocator().host_ptr(handle()); }
 
 void Buffer::copyin(std::span<const std::byte> src) {

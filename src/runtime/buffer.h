@@ -43,6 +43,9 @@ struct Buffer {
   // The device's handle to the memory, allocated on first call; OutOfMemoryError (naming the bytes
   // and the buffer) when the device will not give it, with nothing allocated or counted.
   void* handle();
+  // Allocates it as memory that reads as zeros (Allocator::alloc_zeroed); false, with nothing
+  // allocated, when it already was or the device has no such memory.
+  bool allocate_zeroed();
   // The memory's host address where the host can read it (allocating it), else null.
   void* host_ptr();
   // Whole-buffer copies from and to the host (nbytes() each).

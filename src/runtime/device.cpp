@@ -41,6 +41,12 @@ void* PooledAllocator::alloc(size_t bytes) {
   return p;
 }
 
+void* PooledAllocator::alloc_zeroed(size_t bytes) {
+  void* p = raw_alloc_zeroed(bytes);
+  if (!p && release_spare()) p = raw_alloc_zeroed(bytes);
+  return p;
+}
+
 // Called from ~Buffer, so it never throws: memory it cannot keep (or track) is freed.
 void PooledAllocator::free(void* handle, size_t bytes) noexcept {
   {

@@ -93,6 +93,10 @@ class Allocator {
   virtual void copyout(std::span<std::byte> dst, void* src) = 0;
   // Where the host can read and write the memory itself (the CPU), its address; else null.
   virtual void* host_ptr(void* /*handle*/) const { return nullptr; }
+  // A handle to `bytes` that read as zeros without a kernel writing them, where the device has such
+  // memory cheaper than a fill (the CPU: fresh pages, zeroed by the OS as they are first touched);
+  // null otherwise, and the engine runs the fill. Freed with free() like any other.
+  virtual void* alloc_zeroed(size_t /*bytes*/) { return nullptr; }
 };
 
 // An Allocator that keeps freed blocks (up to kMaxPooled bytes) for reuse by size, and on a failed
@@ -102,10 +106,13 @@ class PooledAllocator : public Allocator {
   static constexpr size_t kMaxPooled = size_t(1) << 30;
   void* alloc(size_t bytes) final;
   void free(void* handle, size_t bytes) noexcept final;
+  // Never from the pool, whose blocks hold what they held.
+  void* alloc_zeroed(size_t bytes) final;
 
  protected:
   virtual void* raw_alloc(size_t bytes) = 0;  // null when the device will not give it
   virtual void raw_free(void* handle) noexcept = 0;
+  virtual void* raw_alloc_zeroed(size_t /*bytes*/) { return nullptr; }  // null: run the fill
 
  private:
   bool release_spare();
