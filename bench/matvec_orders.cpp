@@ -1,12 +1,14 @@
 // Matrix-vector products y = x @ W with W [K, N] row-major (GPT-2's Conv1D layout, what its decode
 // steps read), three ways, in GB/s of W read, on T threads:
-//   lazygrad  x.matmul(W) as the optimizer compiles it: column tiles, each down all K rows (each
-//             product realized on its own, as eager code runs it: its scheduling counts too)
-//   columns   that loop by hand: each thread its tiles of 128 columns, a tile's rows 4N bytes apart,
-//             so each row gives a tile 512 contiguous bytes (what the hardware prefetchers see)
-//   rows      each thread its own range of k over all N columns: one contiguous stream per thread,
-//             the partial sums in L1, added after (a split reduction; not a loop order lazygrad's
-//             linearizer makes yet)
+//   lazygrad  x.matmul(W) as lazygrad runs it, every product of the pass in one Jit step (as a
+//             decode step runs them): T partial sums over K / T rows each, the whole row of
+//             outputs the tile (engine/schedule.cpp, row streams), then their sum
+//   columns   column tiles by hand (what lazygrad compiled before row streams): each thread its
+//             tiles of 128 columns down all K rows, a tile's rows 4N bytes apart, so each row gives
+//             a tile 512 contiguous bytes (what the hardware prefetchers see)
+//   rows      each thread its own range of k over all N columns, by hand: one contiguous stream
+//             per thread, the partial sums in L1, added after; the threads meet once a pass, where
+//             kernels meet after each product
 // over enough matrices (--mib) that they come from memory, not the L3; the best of --reps.
 //
 //   ./build/bench_matvec_orders [--threads T] [--mib M] [--reps R]
@@ -101,10 +103,15 @@ void measure(MatrixShape s, int threads, int64_t mib, int reps) {
     fn(0);
     for (auto& th : pool) th.join();
   };
+  Jit pass([&](const std::vector<Tensor>& in) {
+    std::vector<Tensor> out;
+    for (const Tensor& m : ws) out.push_back(in[0].matmul(m));
+    return out;
+  });
   double best[3] = {1e30, 1e30, 1e30};
-  for (int rep = 0; rep <= reps; rep++) {  // rep 0 compiles and warms up
+  for (int rep = -2; rep <= reps; rep++) {  // the first three compile, capture and warm up
     double t0 = bench::now_s();
-    for (int64_t i = 0; i < count; i++) xt.matmul(ws[static_cast<size_t>(i)]).realize();
+    pass({xt});
     double t1 = bench::now_s();
     on_threads([&](int t) {
       const int64_t tiles = s.N / kTile;
@@ -126,7 +133,7 @@ void measure(MatrixShape s, int threads, int64_t mib, int reps) {
         y[static_cast<size_t>(c)] = sum;
       }
     double t3 = bench::now_s();
-    if (rep == 0) continue;
+    if (rep <= 0) continue;
     best[0] = std::min(best[0], t1 - t0);
     best[1] = std::min(best[1], t2 - t1);
     best[2] = std::min(best[2], t3 - t2);

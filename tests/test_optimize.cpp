@@ -366,13 +366,14 @@ TEST(Optimize, PaddedAxesStoreOnlyTheirRealIndices) {
 
 // A matrix-vector product (a decode step's projection) keeps its output axis for the threads: the
 // long-reduction panel layout is for products with rows to walk down.
+// A matrix-vector product the scheduler does not split into row streams (K = 3071 has no pieces
+// of rows to split into; see RowStream below): its tile is one row of columns, and it reads W
+// (9 MiB) 3 KiB apart a trip: each load is prefetched 4 trips (rows of W) ahead, on the C renderer.
 TEST(Optimize, MatrixVectorProduct) {
-  Tensor x = input({1, 3072}), w = input({3072, 768}, 1);
+  Tensor x = input({1, 3071}), w = input({3071, 768}, 1);
   Kernel k = only_kernel(x.matmul(w));
   Kernel opt = apply_opts(k, default_opts(k));
   EXPECT_GE(opt.global_size, 2);
-  // Its tile is one row of columns, and it reads W (9 MiB) 3 KiB apart a trip: each load is
-  // prefetched 4 trips (rows of W) ahead, on the C renderer.
   EXPECT_TRUE(opt.one_row_tile) << opt.opts;
   const std::string src = render_kernel(k, default_opts(k))->source;
   EXPECT_NE(src.find("__builtin_prefetch("), std::string::npos) << src;
@@ -380,7 +381,7 @@ TEST(Optimize, MatrixVectorProduct) {
   // A matrix product's tile reuses each row of W it loads across its rows: only the copy of its
   // column panel into scratch prefetches, each vector of the panel's width (one loop copies them
   // all, one pass over W's rows). A small W stays cached.
-  Kernel mm = only_kernel(input({64, 3072}).matmul(w));
+  Kernel mm = only_kernel(input({64, 3071}).matmul(w));
   EXPECT_FALSE(apply_opts(mm, default_opts(mm)).one_row_tile);
   const std::string mm_src = render_kernel(mm, default_opts(mm))->source;
   auto count = [&](const std::string& pattern) {
@@ -397,9 +398,43 @@ TEST(Optimize, MatrixVectorProduct) {
                      ws = w.to_vector<float>();
   for (int64_t j : {0, 1, 383, 767}) {
     double want = 0;
-    for (int64_t i = 0; i < 3072; i++) want += static_cast<double>(xs[i]) * ws[i * 768 + j];
+    for (int64_t i = 0; i < 3071; i++) want += static_cast<double>(xs[i]) * ws[i * 768 + j];
     EXPECT_NEAR(got[j], want, 1e-3 * (1 + std::abs(want))) << j;
   }
+}
+
+// x @ W with W [K, N] row-major read once into at most 4096 outputs (a decode step's products) is
+// summed in 8 pieces of K / 8 rows (engine/schedule.cpp), and the pieces' kernel takes the whole
+// row of outputs as its tile (row_stream, codegen/optimize.cpp): each thread streams its own rows.
+// Not for x @ W.T (a dot product per row already), several rows of x (they reuse W), or a small W.
+TEST(Optimize, RowStream) {
+  Tensor x = input({1, 3072}), w = input({3072, 768}, 1);
+  Schedule s = create_schedule({x.matmul(w).uop()});
+  ASSERT_EQ(s.kernels.size(), 2u);
+  const Kernel& pieces = s.kernels[0];
+  EXPECT_EQ(pieces.name, "r_8_768_384");
+  EXPECT_EQ(pieces.buffers[0]->size, 8 * 768);  // the partial sums, [8, 768]
+  const std::vector<Opt> opts = default_opts(pieces);
+  EXPECT_EQ(opts_str(opts), "V1:16 U1:48");
+  Kernel opt = apply_opts(pieces, opts);
+  EXPECT_EQ(opt.global_size, 8);
+  EXPECT_FALSE(opt.one_row_tile) << "whole rows: the hardware prefetchers follow them";
+  EXPECT_EQ(render_kernel(pieces, opts)->source.find("__builtin_prefetch"), std::string::npos);
+  // Its values, against the unoptimized kernel's; then the product's against float64.
+  const std::vector<double> plain = run_with(pieces, required_opts(pieces)), tiled = run_with(pieces, opts);
+  for (size_t i = 0; i < plain.size(); i++)
+    ASSERT_NEAR(tiled[i], plain[i], 1e-4 * (1 + std::abs(plain[i]))) << i;
+  std::vector<float> got = x.matmul(w).to_vector<float>(), xs = x.to_vector<float>(),
+                     ws = w.to_vector<float>();
+  for (int64_t j = 0; j < 768; j += 7) {
+    double want = 0;
+    for (int64_t i = 0; i < 3072; i++) want += static_cast<double>(xs[i]) * ws[i * 768 + j];
+    ASSERT_NEAR(got[j], want, 1e-3 * (1 + std::abs(want))) << j;
+  }
+  // Not split: x @ W.T, two rows of x, W of 768 KiB.
+  EXPECT_EQ(create_schedule({x.matmul(input({768, 3072}, 2).t()).uop()}).kernels.size(), 1u);
+  EXPECT_EQ(create_schedule({input({2, 3072}).matmul(w).uop()}).kernels.size(), 1u);
+  EXPECT_EQ(create_schedule({input({1, 256}).matmul(input({256, 768}, 2)).uop()}).kernels.size(), 1u);
 }
 
 // Gather, index and Embedding sum a one-hot mask over the table's rows; codegen turns that sum

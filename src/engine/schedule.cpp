@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -18,6 +20,7 @@
 #include "ir/walk.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "shape/view.h"
 
 namespace lazygrad {
 
@@ -380,6 +383,128 @@ std::vector<UOpPtr> substitute_realized(const std::vector<UOpPtr>& targets,
   return out;
 }
 
+// ---- row streams ------------------------------------------------------------------------------
+// x @ W with W [K, N] row-major, read once into a few thousand outputs (a decode step's products):
+// one kernel could only share the outputs among the threads, each thread reading a piece of every
+// row of W. Instead the sum over K becomes T partial sums over K / T rows each (a kernel of their
+// own, whose global range is the T pieces), then the sum of the partials, fused with what reads it;
+// the optimizer gives the partials' kernel the whole row of outputs as its tile (row_stream in
+// codegen/optimize.cpp), so each thread streams its own rows of W whole. On the Xeon GPT-2's
+// decode steps went from 26.3-26.9 to 24.6-24.8 ms (bench_gpt2), its [3072, 768] product from
+// 17.5 to 22.7 GB/s (bench_matvec_orders).
+constexpr int64_t kRowStreamMinElements = int64_t(1) << 18, kRowStreamMaxOutputs = 4096;
+
+// The pieces K splits into (8, 4 or 2, each of at least 32 rows), or 0 when the sum u does not
+// stream a matrix by rows on the CPU.
+int64_t row_stream_pieces(const UOp* u) {
+  if (u->op != Ops::REDUCE_AXIS || u->dtype != kFloat32) return 0;
+  const ReduceArg& r = u->as<ReduceArg>();
+  if (r.op != Ops::ADD || r.axes.size() != 1 || u->numel() < 16 || u->numel() > kRowStreamMaxOutputs)
+    return 0;
+  const Shape& shape = u->src[0]->shape;
+  const auto axis = static_cast<size_t>(r.axes[0]);
+  const int64_t k = shape[axis];
+  int64_t pieces = 0;
+  for (int64_t t : {8, 4, 2})
+    if (!pieces && k % t == 0 && k / t >= 32) pieces = t;
+  if (!pieces) return 0;
+  // The matrix: a view of a CPU buffer, one view without a mask, with the reduction's shape, that
+  // steps along the reduction (not contiguous: x @ W.T is a dot product per row already), is
+  // contiguous along an output axis and broadcast along none, reading at least 1 MiB.
+  bool streams = false;
+  // The walk stops at reductions below (their values are other kernels' or fused as they would be
+  // anyway): a walk per sum down a whole training graph would grow as its square.
+  const UOp* src = u->src[0].get();
+  for (const UOp* x : toposort(src, [&](const UOp* x) { return x == src || x->op != Ops::REDUCE_AXIS; })) {
+    if (!is_movement(x->op) || x->shape != shape || view_base(x)->op != Ops::BUFFER) continue;
+    const UOp* base = view_base(x);
+    if (base->as<std::shared_ptr<Buffer>>()->device.rfind("CPU", 0) != 0) continue;
+    std::vector<const UOp*> chain;
+    for (const UOp* m = x; is_movement(m->op); m = m->src[0].get()) chain.push_back(m);
+    std::optional<ShapeTracker> st = ShapeTracker::contiguous(base->shape);
+    try {
+      for (size_t i = chain.size(); i-- > 0;)
+        st = st->apply(chain[i]->op, chain[i]->as<std::vector<int64_t>>());
+    } catch (const Error&) {  // a Variable position (SHRINK_AT): not a plain view
+      continue;
+    }
+    if (st->views().size() != 1 || !st->views()[0].mask.empty()) continue;
+    const std::vector<int64_t>& strides = st->views()[0].strides;
+    bool contiguous_out = false, reused = false;
+    int64_t read = 1;
+    for (size_t a = 0; a < shape.size(); a++) {
+      if (shape[a] <= 1) continue;
+      if (strides[a] != 0) read *= shape[a];
+      if (a == axis) continue;
+      contiguous_out |= strides[a] == 1 && shape[a] % 16 == 0;
+      reused |= strides[a] == 0;
+    }
+    streams |= std::abs(strides[axis]) >= 16 && contiguous_out && !reused && read >= kRowStreamMinElements;
+  }
+  return streams ? pieces : 0;
+}
+
+// The targets' graphs with each such sum split in two (row_stream_pieces); the partial sums, which
+// get kernels of their own, go to `partials`, and `old_of` maps each ASSIGN rebuilt on top of one
+// to the node it replaces.
+std::vector<UOpPtr> split_row_streams(const std::vector<UOpPtr>& targets,
+                                      std::unordered_map<const UOp*, UOpPtr>& old_of,
+                                      std::vector<UOpPtr>& partials) {
+  std::vector<const UOp*> roots;
+  std::unordered_map<const UOp*, UOpPtr> holder, done;  // node -> a pointer to it; its replacement
+  for (const auto& t : targets) {
+    roots.push_back(t.get());
+    holder.emplace(t.get(), t);
+  }
+  auto replaced = [&](const UOpPtr& u) {
+    auto it = done.find(u.get());
+    return it != done.end() ? it->second : u;
+  };
+  const std::vector<const UOp*> order = toposort(roots);  // sources first
+  for (const UOp* u : order)
+    for (const auto& s : u->src) holder.emplace(s.get(), s);
+  for (const UOp* u : order) {
+    std::vector<UOpPtr> src;
+    bool changed = false;
+    for (const auto& s : u->src) {
+      src.push_back(replaced(s));
+      changed |= src.back() != s;
+    }
+    UOpPtr node =
+        changed ? make_uop_with_shape(u->op, u->dtype, std::move(src), u->arg, u->shape) : holder.at(u);
+    if (const int64_t pieces = row_stream_pieces(node.get())) {
+      // [..., K, ...] as [..., T, K / T, ...], the pieces' axis first: the partials are T rows of
+      // the outputs, each stored contiguously.
+      const auto axis = node->as<ReduceArg>().axes[0];
+      Shape split = node->src[0]->shape;
+      split[static_cast<size_t>(axis)] /= pieces;
+      split.insert(split.begin() + axis, pieces);
+      std::vector<int64_t> pieces_first{axis};
+      for (int64_t a = 0; a < static_cast<int64_t>(split.size()); a++)
+        if (a != axis) pieces_first.push_back(a);
+      UOpPtr rows = make_uop(
+          Ops::PERMUTE, node->dtype,
+          {make_uop(Ops::RESHAPE, node->dtype, {node->src[0]}, std::vector<int64_t>(split))}, pieces_first);
+      UOpPtr partial = make_uop(Ops::REDUCE_AXIS, node->dtype, {rows}, ReduceArg{Ops::ADD, {axis + 1}});
+      UOpPtr total = make_uop(Ops::REDUCE_AXIS, node->dtype, {partial}, ReduceArg{Ops::ADD, {0}});
+      partials.push_back(partial);
+      debug_log(3, "schedule: REDUCE " + shape_str(node->src[0]->shape) + " -> " + shape_str(node->shape) +
+                       " is summed in " + std::to_string(pieces) + " pieces of rows (a row stream)");
+      node = make_uop(Ops::RESHAPE, node->dtype, {total}, std::vector<int64_t>(node->shape));
+      changed = true;
+    }
+    if (!changed) continue;
+    done[u] = node;
+    if (u->op == Ops::ASSIGN) {
+      auto it = old_of.find(u);
+      old_of[node.get()] = it != old_of.end() ? it->second : holder.at(u);
+    }
+  }
+  std::vector<UOpPtr> out;
+  for (const auto& t : targets) out.push_back(replaced(t));
+  return out;
+}
+
 // Entries whose node no graph holds any more: their views would count as readers of their buffers.
 void forget_dead_realized() {
   RealizedNodes& r = realized_nodes();
@@ -453,10 +578,13 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets, const std:
   forget_dead_realized();
   const std::unordered_set<const Buffer*> read_later = buffers_read_later(original_targets, passive);
   std::unordered_map<const UOp*, UOpPtr> old_of;
-  const std::vector<UOpPtr> targets = substitute_realized(original_targets, old_of);
+  std::vector<UOpPtr> partials;
+  const std::vector<UOpPtr> targets =
+      split_row_streams(substitute_realized(original_targets, old_of), old_of, partials);
   RealizeSet realize;
   for (const auto& t : targets)
     if (!is_buffer_view(t.get())) realize.emplace(t.get(), t);
+  for (const auto& p : partials) realize.emplace(p.get(), p);
   // CONTIGUOUS, ASSIGN and COPY always write a buffer, and a COPY reads one: its source is a whole
   // buffer, or computed into one (Tensor::to gives it a CONTIGUOUS when it is not).
   auto always = [&](const UOpPtr& u) {
