@@ -431,6 +431,11 @@ TEST(Optimize, RowStream) {
     for (int64_t i = 0; i < 3072; i++) want += static_cast<double>(xs[i]) * ws[i * 768 + j];
     ASSERT_NEAR(got[j], want, 1e-3 * (1 + std::abs(want))) << j;
   }
+  // Assigned into a tensor that was there before (the ASSIGN is rebuilt over the split sum).
+  Tensor y = Tensor::zeros({1, 768}).contiguous().realize();
+  y.assign(x.matmul(w) * 2);
+  std::vector<float> twice = y.to_vector<float>();
+  for (size_t j = 0; j < twice.size(); j += 7) ASSERT_FLOAT_EQ(twice[j], 2 * got[j]) << j;
   // Not split: x @ W.T, two rows of x, W of 768 KiB.
   EXPECT_EQ(create_schedule({x.matmul(input({768, 3072}, 2).t()).uop()}).kernels.size(), 1u);
   EXPECT_EQ(create_schedule({input({2, 3072}).matmul(w).uop()}).kernels.size(), 1u);
