@@ -334,7 +334,7 @@ TEST(Optimize, TilesFollowTheMachineModel) {
   }
 }
 
-// A Pad opt (tinygrad's PADTO): the padded indices load 0 and store nothing, on a tile axis, on the
+// A Pad opt (tinygrad's PADTO): the padded indices store nothing, on a tile axis, on the
 // vector lanes (each lane's store gated) and on an axis with a window's validity already.
 TEST(Optimize, PaddedAxesStoreOnlyTheirRealIndices) {
   Tensor a = input({6, 10}), b = input({10, 67}, 2);
@@ -352,6 +352,12 @@ TEST(Optimize, PaddedAxesStoreOnlyTheirRealIndices) {
     for (size_t i = 0; i < want.size(); i++)
       ASSERT_NEAR(got[i], want[i], 1e-5 * (1 + std::abs(want[i]))) << opts_str(opts);
   }
+  // Off the vector lanes, a padded index loads from the last real one (clamped: no branch in the
+  // loop; the store past the end is what is gated); on the lanes, one masked load.
+  const std::string clamped =
+      render_kernel(mm, std::vector<Opt>{{AxisKind::Pad, 1, 4}, {AxisKind::Upcast, 1, 4}})->source;
+  EXPECT_NE(clamped.find(" : 66;"), std::string::npos) << clamped;
+  EXPECT_EQ(clamped.find(") __builtin_memcpy"), std::string::npos) << clamped;
   Kernel window = only_kernel(input({2, 3, 12, 12}).conv2d(input({4, 3, 3, 3}, 1), std::nullopt, 1, 1));
   std::vector<double> w_want = run_with(window, {});
   std::vector<Opt> opts{{AxisKind::Pad, 3, 16}, {AxisKind::Vector, 3, 16}, {AxisKind::Upcast, 1, 4}};
@@ -415,11 +421,14 @@ TEST(Optimize, RowStream) {
   EXPECT_EQ(pieces.name, "r_8_768_384");
   EXPECT_EQ(pieces.buffers[0]->size, 8 * 768);  // the partial sums, [8, 768]
   const std::vector<Opt> opts = default_opts(pieces);
-  EXPECT_EQ(opts_str(opts), "V1:16 U1:48");
+  EXPECT_EQ(opts_str(opts), "V1:16 U1:48 N2:4");
   Kernel opt = apply_opts(pieces, opts);
   EXPECT_EQ(opt.global_size, 8);
   EXPECT_FALSE(opt.one_row_tile) << "whole rows: the hardware prefetchers follow them";
-  EXPECT_EQ(render_kernel(pieces, opts)->source.find("__builtin_prefetch"), std::string::npos);
+  const std::string src = render_kernel(pieces, opts)->source;
+  EXPECT_EQ(src.find("__builtin_prefetch"), std::string::npos);
+  // Each vector of W feeds one FMA: none is pinned in a register (GCC folds it into the FMA).
+  EXPECT_EQ(src.find("LG_IN_REGISTER(val"), std::string::npos);
   // Its values, against the unoptimized kernel's; then the product's against float64.
   const std::vector<double> plain = run_with(pieces, required_opts(pieces)), tiled = run_with(pieces, opts);
   for (size_t i = 0; i < plain.size(); i++)

@@ -206,7 +206,10 @@ namespace {
 class CRenderer {
  public:
   CRenderer(const CStyleLanguage& lang, const Kernel& k, const LinearKernel& lin)
-      : lang_(lang), k_(k), lin_(lin), work_groups_(!lang.target.thread_slices) {}
+      : lang_(lang), k_(k), lin_(lin), work_groups_(!lang.target.thread_slices) {
+    for (const Inst& in : lin_.insts)
+      for (const UOpPtr& s : in.u->src) users_[s.get()]++;
+  }
 
   std::string render() {
     if (!work_groups_ && !lin_.thread_ranges.empty())
@@ -616,7 +619,11 @@ class CRenderer {
                                         "), sizeof(" + n + "));\n";
         if (u->src.size() == 2) {
           std::string pin;
-          if (!lang_.keep_in_register.empty() &&
+          // Only a vector used more than once: one used once (a row stream's row, read by one
+          // FMA) is better left to GCC, which folds it into the FMA as its memory operand instead of
+          // holding it in a register beside the accumulators (decode's matrix-vector products: 23-27
+          // GB/s pinned, 28-30 not; bench_matvec_orders on the Xeon).
+          if (!lang_.keep_in_register.empty() && users_[u.get()] > 1 &&
               static_cast<int64_t>(itemsize(u->dtype)) * lanes() <= lang_.target.vector_bytes)
             pin = ind + lang_.keep_in_register + "(" + n + ");\n";
           return ind + vtype(u->dtype) + " " + n + ";\n" + prefetch(u, *base, ind) + ind + copy + pin;
@@ -1281,6 +1288,7 @@ class CRenderer {
   const LinearKernel& lin_;
   const bool work_groups_;  // one work-item per global index (else the CPU's thread slices)
   std::unordered_map<const UOp*, std::string> names_;
+  std::unordered_map<const UOp*, int> users_;                 // how many of the kernel's steps read each node
   std::vector<std::pair<std::string, std::string>> helpers_;  // name, code
   bool has_helper(const std::string& n) const {
     return std::any_of(helpers_.begin(), helpers_.end(), [&](const auto& h) { return h.first == n; });
