@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "codegen/row_stream.h"
 #include "codegen/tensor_cores.h"
 #include "ir/walk.h"
 #include "lazygrad/error.h"
@@ -418,7 +419,8 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
   // A tile that reads a kilobyte or more of each row (row_stream's whole rows) is a stream the
   // hardware prefetchers follow, and gets no software prefetch.
   out.one_row_tile =
-      ax.ranges.size() > ax.n_output && row_elements * 4 < 1024 &&
+      ax.ranges.size() > ax.n_output &&
+      row_elements * static_cast<int64_t>(itemsize(k.buffers[0]->dtype)) < 1024 &&
       std::none_of(opts.begin(), opts.end(), [&](const Opt& o) {
         return (o.kind == AxisKind::Upcast || o.kind == AxisKind::Loop) && o.axis != vector_axis;
       });
@@ -741,36 +743,35 @@ std::vector<int64_t> register_tile(const KernelAxes& ax, const std::vector<UOpPt
 }  // namespace
 
 namespace {
-// A sum that reads a large matrix W [K, N] once, down its rows, into at most kRowStreamOutputs
-// outputs per global index (the partial sums of a matrix-vector product x @ W whose reduction the
-// scheduler split, engine/schedule.cpp): the whole row of outputs becomes the tile, one accumulator
-// per vector (GCC keeps what the registers cannot hold in L1), so each trip of the reduction reads
-// a whole row of W and each thread one contiguous stream. Column tiles read 512 contiguous bytes of
-// each row instead, rows 4N bytes apart, where the hardware prefetchers do not follow: 16-18 GB/s
-// against 27-29 for whole rows (bench_matvec_orders, 2 threads on the Xeon). Only where no other
-// output axis reuses W (then the register tile's reuse counts for more) and the global range is
-// left at least 2 indices to share among threads.
-constexpr int64_t kRowStreamOutputs = 4096, kRowStreamMinBytes = int64_t(1) << 20;
+// A sum that reads a large matrix W [K, N] once, down its rows, into at most kRowStreamMaxOutputs
+// outputs per global index (streams_rows, codegen/row_stream.h, the criterion the scheduler shares) (the
+// partial sums of a matrix-vector product x @ W whose reduction the scheduler split, engine/schedule.cpp):
+// the whole row of outputs becomes the tile, one accumulator per vector (GCC keeps what the registers cannot
+// hold in L1), so each trip of the reduction reads a whole row of W and each thread one contiguous stream.
+// Column tiles read 512 contiguous bytes of each row instead, rows 4N bytes apart, where the hardware
+// prefetchers do not follow: 16-18 GB/s against 27-29 for whole rows (bench_matvec_orders, 2 threads on the
+// Xeon). Only where no other output axis reuses W (then the register tile's reuse counts for more) and the
+// global range is left at least 2 indices to share among threads.
 bool row_stream(const Kernel& k, const KernelAxes& ax, const std::vector<UOpPtr>& loads, int vector_axis,
                 int64_t width) {
-  if (ax.sizes[vector_axis] > kRowStreamOutputs || ax.sizes[vector_axis] % width != 0) return false;
+  if (ax.sizes[vector_axis] % width != 0) return false;
   int64_t others = 1;
   for (size_t a = 0; a < ax.n_output; a++)
     if (static_cast<int>(a) != vector_axis) others *= ax.sizes[a];
   if (others < 2) return false;
   for (const auto& m : loads) {
     const Buffer& b = *k.buffers.at(static_cast<size_t>(m->src[0]->as<int64_t>()));
-    if (static_cast<int64_t>(b.nbytes()) < kRowStreamMinBytes ||
-        access_along(m, ax.ranges[vector_axis].get()) != Access::Contiguous)
-      continue;
-    bool read_once = true, strided_down = false;
+    MatrixRead read{
+        .outputs = ax.sizes[vector_axis],
+        .bytes = static_cast<int64_t>(b.nbytes()),
+        .contiguous_along_output = access_along(m, ax.ranges[vector_axis].get()) == Access::Contiguous};
     for (size_t a = 0; a < ax.ranges.size(); a++) {
       if (ax.sizes[a] <= 1) continue;
       const Access along = access_along(m, ax.ranges[a].get());
-      if (a < ax.n_output && ax.sizes[a] > 1 && along == Access::Broadcast) read_once = false;
-      if (a >= ax.n_output && along != Access::Broadcast && along != Access::Contiguous) strided_down = true;
+      if (a < ax.n_output) read.broadcast_along_output |= along == Access::Broadcast;
+      if (a >= ax.n_output) read.steps_along_sum |= along != Access::Broadcast && along != Access::Contiguous;
     }
-    if (read_once && strided_down) return true;
+    if (streams_rows(read)) return true;
   }
   return false;
 }

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "codegen/row_stream.h"
 #include "debug.h"
 #include "ir/walk.h"
 #include "runtime/buffer.h"
@@ -392,15 +393,13 @@ std::vector<UOpPtr> substitute_realized(const std::vector<UOpPtr>& targets,
 // codegen/optimize.cpp), so each thread streams its own rows of W whole. On the Xeon GPT-2's
 // decode steps went from 26.3-26.9 to 24.6-24.8 ms (bench_gpt2), its [3072, 768] product from
 // 17.5 to 22.7 GB/s (bench_matvec_orders).
-constexpr int64_t kRowStreamMinElements = int64_t(1) << 18, kRowStreamMaxOutputs = 4096;
 
 // The pieces K splits into (8, 4 or 2, each of at least 32 rows), or 0 when the sum u does not
 // stream a matrix by rows on the CPU.
 int64_t row_stream_pieces(const UOp* u) {
   if (u->op != Ops::REDUCE_AXIS || u->dtype != kFloat32) return 0;
   const ReduceArg& r = u->as<ReduceArg>();
-  if (r.op != Ops::ADD || r.axes.size() != 1 || u->numel() < 16 || u->numel() > kRowStreamMaxOutputs)
-    return 0;
+  if (r.op != Ops::ADD || r.axes.size() != 1 || u->numel() < 16) return 0;
   const Shape& shape = u->src[0]->shape;
   const auto axis = static_cast<size_t>(r.axes[0]);
   const int64_t k = shape[axis];
@@ -430,16 +429,15 @@ int64_t row_stream_pieces(const UOp* u) {
     }
     if (st->views().size() != 1 || !st->views()[0].mask.empty()) continue;
     const std::vector<int64_t>& strides = st->views()[0].strides;
-    bool contiguous_out = false, reused = false;
-    int64_t read = 1;
+    MatrixRead m{.outputs = u->numel(), .bytes = 4, .steps_along_sum = std::abs(strides[axis]) >= 16};
     for (size_t a = 0; a < shape.size(); a++) {
       if (shape[a] <= 1) continue;
-      if (strides[a] != 0) read *= shape[a];
+      if (strides[a] != 0) m.bytes *= shape[a];
       if (a == axis) continue;
-      contiguous_out |= strides[a] == 1 && shape[a] % 16 == 0;
-      reused |= strides[a] == 0;
+      m.contiguous_along_output |= strides[a] == 1 && shape[a] % 16 == 0;
+      m.broadcast_along_output |= strides[a] == 0;
     }
-    streams |= std::abs(strides[axis]) >= 16 && contiguous_out && !reused && read >= kRowStreamMinElements;
+    streams |= streams_rows(m);
   }
   return streams ? pieces : 0;
 }
@@ -461,6 +459,11 @@ std::vector<UOpPtr> split_row_streams(const std::vector<UOpPtr>& targets,
     return it != done.end() ? it->second : u;
   };
   const std::vector<const UOp*> order = toposort(roots);  // sources first
+  // Most schedules (every training step's) have no such sum: the graph is then not rebuilt. A split
+  // rebuilds only what is above a sum, and row_stream_pieces' walk stops at sums, so each sum is
+  // judged here as the rebuild below judges it.
+  if (std::none_of(order.begin(), order.end(), [](const UOp* u) { return row_stream_pieces(u) != 0; }))
+    return targets;
   for (const UOp* u : order)
     for (const auto& s : u->src) holder.emplace(s.get(), s);
   for (const UOp* u : order) {
