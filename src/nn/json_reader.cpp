@@ -3,7 +3,8 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <set>
+#include <string>
+#include <unordered_set>
 #include <utility>
 
 namespace lazygrad::json {
@@ -169,18 +170,19 @@ class Parser {
       pos_++;
       return v;
     }
-    std::set<std::string, std::less<>> keys;
+    // A hash set: a tokenizer's vocabulary is one object of 50,000 keys, and a tree's string
+    // compares were a quarter of GPT-2's tokenizer load.
+    std::unordered_set<std::string> keys;
     while (true) {
       skip_whitespace();
       if (!at('"')) fail("expected a key (a string) in an object, found " + here());
       Member m;
       m.key_offset = pos_;
       m.key = string();
-      if (keys.count(m.key)) {
+      if (!keys.insert(m.key).second) {
         pos_ = m.key_offset;
         fail("duplicate key " + quote(m.key) + " in an object");
       }
-      keys.insert(m.key);
       skip_whitespace();
       expect(':');
       skip_whitespace();

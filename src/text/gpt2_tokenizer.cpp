@@ -44,15 +44,21 @@ std::string read_file(const std::string& path, const char* what) {
 struct PairHash {
   size_t operator()(uint64_t key) const { return std::hash<uint64_t>()(key * 0x9E3779B97F4A7C15ull); }
 };
+// Lookups by string_view without building a string (C++20's transparent unordered lookup): the
+// 50,000 merges look up three tokens each when the tokenizer loads.
+struct TextHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+};
 uint64_t pair_key(int32_t a, int32_t b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
 
 }  // namespace
 
 struct GPT2Tokenizer::Impl {
-  std::unordered_map<std::string, int32_t> encoder;  // token (printable characters) -> id
-  std::vector<std::string> tokens;                   // id -> token
-  std::vector<std::string> bytes;                    // id -> the bytes it stands for
-  std::array<int32_t, 256> byte_ids{};               // the one-byte tokens
+  std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> encoder;  // token -> id
+  std::vector<std::string> tokens;                                              // id -> token
+  std::vector<std::string> bytes;       // id -> the bytes it stands for
+  std::array<int32_t, 256> byte_ids{};  // the one-byte tokens
   struct Merge {
     int32_t rank, merged;
   };
@@ -258,9 +264,10 @@ GPT2Tokenizer GPT2Tokenizer::from_files(const std::string& encoder_json_path,
   if (merges_text.empty() || merges_text.back() != '\n')
     throw Error("GPT2Tokenizer: " + vb + ": does not end with a newline (truncated?)");
   struct Line {
-    std::string left, right;
+    std::string_view left, right;  // into merges_text
   };
   std::vector<Line> lines;
+  std::string joined;                       // a merge's result, reused line to line
   size_t pos = merges_text.find('\n') + 1;  // the first line is the version, as the reference skips it
   for (size_t line_no = 2; pos < merges_text.size(); ++line_no) {
     size_t end = merges_text.find('\n', pos);
@@ -282,8 +289,8 @@ GPT2Tokenizer GPT2Tokenizer::from_files(const std::string& encoder_json_path,
       throw Error(where() + "a merge is two tokens separated by a space, found " +
                   std::to_string(parts.size()) + " in '" + std::string(line) + "'");
     int32_t ids[3];
-    std::string names[3] = {std::string(parts[0]), std::string(parts[1]),
-                            std::string(parts[0]) + std::string(parts[1])};
+    joined.assign(parts[0]).append(parts[1]);
+    const std::string_view names[3] = {parts[0], parts[1], joined};
     for (int k = 0; k < 3; ++k) {
       auto it = impl->encoder.find(names[k]);
       if (it == impl->encoder.end())
@@ -293,17 +300,19 @@ GPT2Tokenizer GPT2Tokenizer::from_files(const std::string& encoder_json_path,
     }
     int32_t rank = int32_t(lines.size());
     impl->merges[pair_key(ids[0], ids[1])] = {rank, ids[2]};  // a later duplicate wins, as in the reference
-    lines.push_back({std::move(names[0]), std::move(names[1])});
+    lines.push_back({parts[0], parts[1]});
   }
   // The reference keys ranks by the string "left,right": when that string also splits at another
   // comma into two tokens, that pair has this rank too (e.g. '",' + '"' takes the rank of '"' + ',"').
   for (size_t rank = 0; rank < lines.size(); ++rank) {
-    const std::string key = lines[rank].left + "," + lines[rank].right;
+    const std::string key = std::string(lines[rank].left) + "," + std::string(lines[rank].right);
+    const std::string_view k(key);
     for (size_t c = key.find(','); c != std::string::npos; c = key.find(',', c + 1)) {
       if (c == lines[rank].left.size()) continue;
-      auto a = impl->encoder.find(key.substr(0, c));
-      auto b = impl->encoder.find(key.substr(c + 1));
-      auto merged = impl->encoder.find(key.substr(0, c) + key.substr(c + 1));
+      auto a = impl->encoder.find(k.substr(0, c));
+      auto b = impl->encoder.find(k.substr(c + 1));
+      joined.assign(k.substr(0, c)).append(k.substr(c + 1));
+      auto merged = impl->encoder.find(std::string_view(joined));
       if (a == impl->encoder.end() || b == impl->encoder.end() || merged == impl->encoder.end()) continue;
       auto [it, inserted] = impl->merges.try_emplace(pair_key(a->second, b->second), Impl::Merge{});
       // The object the reference builds keeps the later of two merges with one key.
@@ -360,7 +369,7 @@ std::string GPT2Tokenizer::id_to_token(int32_t id) const {
 }
 
 int32_t GPT2Tokenizer::token_to_id(std::string_view token) const {
-  auto it = impl_->encoder.find(std::string(token));
+  auto it = impl_->encoder.find(token);
   return it == impl_->encoder.end() ? -1 : it->second;
 }
 
