@@ -342,6 +342,10 @@ TEST(Optimize, PaddedAxesStoreOnlyTheirRealIndices) {
   std::vector<double> want = run_with(mm, {});
   for (const std::vector<Opt>& opts : std::vector<std::vector<Opt>>{
            {{AxisKind::Pad, 1, 4}, {AxisKind::Upcast, 1, 4}},
+           {{AxisKind::Pad, 1, 8}, {AxisKind::Upcast, 1, 2}},  // the last tile wholly past the end
+           {{AxisKind::Pad, 1, 8}, {AxisKind::Upcast, 1, 4}, {AxisKind::Loop, 1, 2}},
+           {{AxisKind::Pad, 0, 4}, {AxisKind::Upcast, 0, 4}, {AxisKind::Upcast, 1, 67}},  // 6 rows
+           {{AxisKind::Pad, 0, 8}, {AxisKind::Upcast, 0, 4}, {AxisKind::Loop, 0, 2}},     // one tile of 8
            {{AxisKind::Pad, 1, 16}, {AxisKind::Vector, 1, 16}, {AxisKind::Upcast, 0, 2}},
            {{AxisKind::Pad, 0, 4},
             {AxisKind::Pad, 1, 8},
@@ -352,11 +356,27 @@ TEST(Optimize, PaddedAxesStoreOnlyTheirRealIndices) {
     for (size_t i = 0; i < want.size(); i++)
       ASSERT_NEAR(got[i], want[i], 1e-5 * (1 + std::abs(want[i]))) << opts_str(opts);
   }
-  // Off the vector lanes, a padded index loads from the last real one (clamped: no branch in the
-  // loop; the store past the end is what is gated); on the lanes, one masked load.
-  const std::string clamped =
+  // Off the vector lanes, the last tile moves back to end at the axis's end (no branch in the
+  // loop; the stores the tile before made are what is gated): 67 columns in tiles of 4 start at
+  // 63 at the latest. An axis shorter than its tile loads from its last real index instead.
+  const std::string moved =
       render_kernel(mm, std::vector<Opt>{{AxisKind::Pad, 1, 4}, {AxisKind::Upcast, 1, 4}})->source;
-  EXPECT_NE(clamped.find(" : 66;"), std::string::npos) << clamped;
+  EXPECT_NE(moved.find(" : 63;"), std::string::npos) << moved;
+  const std::string clamped =
+      render_kernel(mm,
+                    std::vector<Opt>{{AxisKind::Pad, 0, 8}, {AxisKind::Upcast, 0, 4}, {AxisKind::Loop, 0, 2}})
+          ->source;
+  EXPECT_NE(clamped.find(" : 5;"), std::string::npos) << clamped;
+  // So does an in-place kernel (y += a @ b): a moved tile would read rows of y that the tile before
+  // it stores.
+  Tensor y = input({6, 67}, 3).contiguous().realize();
+  y.assign(y + a.matmul(b));
+  Kernel in_place = only_kernel(y);
+  const std::vector<Opt> pad_tile{{AxisKind::Pad, 1, 4}, {AxisKind::Upcast, 1, 4}};
+  const std::string in_place_src = render_kernel(in_place, pad_tile)->source;
+  EXPECT_NE(in_place_src.find(" : 66;"), std::string::npos) << in_place_src;
+  std::vector<double> acc_want = run_with(in_place, {}), acc_got = run_with(in_place, pad_tile);
+  for (size_t i = 0; i < acc_want.size(); i++) ASSERT_EQ(acc_got[i], acc_want[i]) << i;
   Kernel window = only_kernel(input({2, 3, 12, 12}).conv2d(input({4, 3, 3, 3}, 1), std::nullopt, 1, 1));
   std::vector<double> w_want = run_with(window, {});
   std::vector<Opt> opts{{AxisKind::Pad, 3, 16}, {AxisKind::Vector, 3, 16}, {AxisKind::Upcast, 1, 4}};

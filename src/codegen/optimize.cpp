@@ -35,16 +35,26 @@ class Substitute {
   using Map = std::unordered_map<const UOp*, UOpPtr>;
   using RangeLists = std::unordered_map<const UOp*, std::vector<UOpPtr>>;
   explicit Substitute(Map map, RangeLists lists = {}) : map_(std::move(map)), lists_(std::move(lists)) {}
-  // Padded output axes (Pad opts): the original range, its size, and whether its loads clamp. Every
-  // store that depends on one is gated by `index < size` in the new indices (it does nothing past
-  // it). A load is gated the same way (0 past it) where the axis is vectorized, its lanes then one
-  // masked load; elsewhere it reads at the index clamped to size - 1 instead: a padded row's values
-  // only ever reach its gated stores, and an unconditional load is one GCC folds into the FMA and
-  // hoists no branch around (GPT-2's LM head, 50257 rows padded to 50260: 4.8 ms gated, 3.2-3.9 clamped).
+  // Padded output axes (Pad opts), and what their indices past the axis's size do. Every store
+  // that depends on one is gated by `keep`, in the new indices, so each real index is stored once.
+  //  - Real: the tile that reaches past the end moves back to end at the axis's end (a where, once
+  //    per tile); it recomputes a few indices the tile before it stored, which `keep` skips. Every
+  //    index is real, so its loads are neither gated nor clamped, and its rows stay at constant
+  //    offsets from one base: GCC's FMAs take them as base + displacement operands, where the
+  //    clamped rows below take a register each (4 pointers kept live across the loop spilled two to
+  //    the stack) and an indexed operand, which Intel's cores split in two micro-ops. GPT-2's LM
+  //    head, 50257 rows padded to 50260 (bench/lm_head.py, the Xeon): 4.8 ms with gated loads,
+  //    3.35-3.90 clamped, 3.09 moved back; 50260 rows, no padding, 2.97-3.24.
+  //  - Clamped: an axis shorter than its tile cannot move back, and an in-place kernel's does not:
+  //    its loads read at the index clamped to size - 1, the extra rows' values only ever reaching
+  //    their gated stores.
+  //  - Gated: on the vector lanes, a load is gated by `keep` too (0 past the end): one masked load.
+  enum class PadLoads { Real, Clamped, Gated };
   struct Padded {
     const UOp* range;
     int64_t size;
-    bool clamp;
+    PadLoads loads;
+    UOpPtr keep;
   };
   std::vector<Padded> padded;
 
@@ -65,18 +75,18 @@ class Substitute {
       same = same && src.back() == s;
     }
     if (same) return u;
-    if (u->op == Ops::LOAD && std::any_of(padded.begin(), padded.end(),
-                                          [&](const Padded& p) { return p.clamp && depends_on(u, p.range); }))
+    if (u->op == Ops::LOAD && std::any_of(padded.begin(), padded.end(), [&](const Padded& p) {
+          return p.loads == PadLoads::Clamped && depends_on(u, p.range);
+        }))
       return clamped()(u);
     if (u->op == Ops::LOAD || u->op == Ops::STORE) {
       const size_t gate_at = u->op == Ops::LOAD ? 2 : 3;
-      for (const auto& [range, size, clamp] : padded) {
-        if (!depends_on(u, range)) continue;
-        UOpPtr inside = idx_lt(map_.at(range), size);
+      for (const auto& [range, size, loads, keep] : padded) {
+        if (!depends_on(u, range) || (u->op == Ops::LOAD && loads != PadLoads::Gated)) continue;
         if (src.size() > gate_at)
-          src[gate_at] = alu(Ops::AND, kBool, {src[gate_at], inside});
+          src[gate_at] = alu(Ops::AND, kBool, {src[gate_at], keep});
         else
-          src.push_back(inside);
+          src.push_back(keep);
       }
     }
     if (u->op == Ops::LOAD && src.size() == 3 && src[2]->is_const()) {  // validity decided
@@ -116,13 +126,13 @@ class Substitute {
     if (!clamped_) {
       Map m = map_;
       for (const Padded& p : padded)
-        if (p.clamp) {
+        if (p.loads == PadLoads::Clamped) {
           const UOpPtr& at = map_.at(p.range);
           m[p.range] = alu(Ops::WHERE, kInt64, {idx_lt(at, p.size), at, index_const(p.size - 1)});
         }
       clamped_ = std::make_unique<Substitute>(std::move(m), lists_);
       for (const Padded& p : padded)
-        if (!p.clamp) clamped_->padded.push_back(p);
+        if (p.loads != PadLoads::Clamped) clamped_->padded.push_back(p);
     }
     return *clamped_;
   }
@@ -353,6 +363,7 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
   for (size_t j = 0; j < order.size(); j++) loop_idx[order[j]] = ordered[j];
   Substitute::Map map;
   Substitute::RangeLists lists;
+  std::vector<Substitute::Padded> padded;
   for (size_t i = 0; i < plan.size(); i++) {
     UOpPtr expr;
     std::vector<UOpPtr> list;
@@ -374,21 +385,39 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
       }
       if (expr->op == Ops::RANGE) list.push_back(expr);
     }
+    UOpPtr within = index_const(0);  // the index within the tile: the pieces' part
     for (size_t p = plan[i].pieces.size(); p-- > 0;) {
       const UOpPtr& piece = plan[i].pieces[p];
       expr = idx_add(idx_mul(expr, piece->src[0]->const_int()), piece);
+      within = idx_add(idx_mul(within, piece->src[0]->const_int()), piece);
       list.push_back(piece);
+    }
+    if (i < ax.n_output && padded_to[i]) {  // Substitute::Padded says what each kind does
+      const int64_t size = ax.sizes[i], tile = padded_to[i] / plan[i].loop;
+      const bool vector = std::any_of(plan[i].pieces.begin(), plan[i].pieces.end(),
+                                      [](const UOpPtr& r) { return kind_of(r) == AxisKind::Vector; });
+      // The last tile starts at size - tile at the latest. Not in an in-place kernel (y += a @ b),
+      // where it would read rows of y the tile before it stores, on another thread perhaps.
+      if (!vector && size >= tile && !k.in_place) {
+        UOpPtr start = idx_mul(loop_idx[i], tile);
+        UOpPtr moved =
+            alu(Ops::WHERE, kInt64, {idx_lt(start, size - tile + 1), start, index_const(size - tile)});
+        expr = idx_add(moved, within);
+        // Stored where not already stored by the tile before: within >= start - moved.
+        UOpPtr back = idx_add(start, idx_mul(moved, -1));
+        padded.push_back({ax.ranges[i].get(), size, Substitute::PadLoads::Real,
+                          alu(Ops::CMPLT, kBool, {idx_add(back, index_const(-1)), within})});
+      } else {
+        padded.push_back({ax.ranges[i].get(), size,
+                          vector ? Substitute::PadLoads::Gated : Substitute::PadLoads::Clamped,
+                          idx_lt(expr, size)});
+      }
     }
     map[ax.ranges[i].get()] = expr;
     if (i >= ax.n_output) lists[ax.ranges[i].get()] = list;
   }
   Substitute substitute_ranges(map, lists);
-  for (size_t a = 0; a < ax.n_output; a++)
-    if (padded_to[a]) {
-      const bool vector = std::any_of(plan[a].pieces.begin(), plan[a].pieces.end(),
-                                      [](const UOpPtr& r) { return kind_of(r) == AxisKind::Vector; });
-      substitute_ranges.padded.push_back({ax.ranges[a].get(), ax.sizes[a], !vector});
-    }
+  substitute_ranges.padded = std::move(padded);
   UOpPtr sink = substitute_ranges(k.sink);
   // Upcast pieces: one copy of every store per value.
   std::vector<UOpPtr> upcasts;
