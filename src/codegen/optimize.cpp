@@ -385,14 +385,15 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
       }
       if (expr->op == Ops::RANGE) list.push_back(expr);
     }
-    UOpPtr within = index_const(0);  // the index within the tile: the pieces' part
+    const bool pads = i < ax.n_output && padded_to[i];
+    UOpPtr within = index_const(0);  // a padded axis's index within its tile: the pieces' part
     for (size_t p = plan[i].pieces.size(); p-- > 0;) {
       const UOpPtr& piece = plan[i].pieces[p];
       expr = idx_add(idx_mul(expr, piece->src[0]->const_int()), piece);
-      within = idx_add(idx_mul(within, piece->src[0]->const_int()), piece);
+      if (pads) within = idx_add(idx_mul(within, piece->src[0]->const_int()), piece);
       list.push_back(piece);
     }
-    if (i < ax.n_output && padded_to[i]) {  // Substitute::Padded says what each kind does
+    if (pads) {  // Substitute::Padded says what each kind does
       const int64_t size = ax.sizes[i], tile = padded_to[i] / plan[i].loop;
       const bool vector = std::any_of(plan[i].pieces.begin(), plan[i].pieces.end(),
                                       [](const UOpPtr& r) { return kind_of(r) == AxisKind::Vector; });
