@@ -9,6 +9,8 @@
 
 #include "codegen/optimize.h"
 #include "engine/realize.h"
+#include "engine/schedule.h"
+#include "ir/walk.h"
 
 using namespace lazygrad;
 
@@ -467,4 +469,34 @@ TEST(CompilerFuzz, AChainOfFloorDivisionsLinearizesAtOnce) {
   // -7.5 // 1.5 is -5, then -4, -3, -2, and -2 for good; 3 goes to 2, 1, 0.
   EXPECT_EQ(y.to_vector<float>(),
             (std::vector<float>{5.940318755528142e+25f, -2.0f, 5940319338102784.0f, 0.0f}));
+}
+
+// Seed 65892 (NOOPT): a pad of a computed value, fused into its reader, computed the value at the
+// pad's positions too, from loads outside their buffers (here element 0 of empty ones), and a
+// remainder by what such a load read failed with "integer division by zero" about half the runs.
+// The value's loads are now gated by the pad's bounds, a divisor or a checked index is a harmless
+// one outside them, and a pad of an empty value is zeros without reading it.
+TEST(CompilerFuzz, PadOfAComputedValueReadsAndChecksNothingOutsideIt) {
+  set_noopt(true);
+  Tensor e = Tensor::from_vector<int32_t>({}, {13, 0, 16});
+  Tensor m = e.remainder(e.neg()).pad({1, 1, 2, 1}, Scalar(int64_t{0})).min(Axes(std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(m.to_vector<int32_t>(), std::vector<int32_t>(13, 0));
+  set_noopt(false);
+
+  Tensor x = Tensor::from_vector<int32_t>({7, 8, 9, 10}, {4});
+  Tensor d = Tensor::from_vector<int32_t>({1, 3, 4, 7}, {4});
+  // (neg: a pad's reader, which fuses it; a view alone would realize its base first.)
+  Tensor r = x.remainder(d).pad({2, 2}, Scalar(int64_t{0})).neg();
+  Kernel k = create_schedule({r.uop()}).kernels.at(0);
+  for (const UOp* u : toposort(k.sink.get()))
+    if (u->op == Ops::LOAD) {
+      EXPECT_EQ(u->src.size(), 3u) << "every load of the padded value is gated";
+    }
+  // Outside the pad the gated loads read 0: the divisor there is 1, not 0.
+  EXPECT_EQ(r.to_vector<int32_t>(), (std::vector<int32_t>{0, 0, 0, -2, -1, -3, 0, 0}));
+
+  // A gather's index computed in the kernel: outside the pad it is 0 + 3, past the table's end.
+  Tensor table = Tensor::from_vector<float>({10, 20}, {2});
+  Tensor i = Tensor::from_vector<int64_t>({-2, -3}, {2}) + int64_t{3};
+  EXPECT_EQ(table.gather(0, i).pad({1, 1}).neg().to_vector<float>(), (std::vector<float>{0, -20, -10, 0}));
 }

@@ -23,26 +23,54 @@ namespace lazygrad {
 
 namespace {
 
-// v with every load whose index depends on e also guarded by `valid` (it reads nothing outside).
-UOpPtr guard_loads(const UOpPtr& v, const UOp* e, const UOpPtr& valid,
-                   std::unordered_map<const UOp*, UOpPtr>& memo) {
-  if (auto it = memo.find(v.get()); it != memo.end()) return it->second;
-  std::vector<UOpPtr> src;
-  bool changed = false;
-  for (const auto& s : v->src) {
-    src.push_back(guard_loads(s, e, valid, memo));
-    changed |= src.back() != s;
+// v made safe to evaluate where `valid` is false (its value there is thrown away, but a fused kernel
+// still computes it): a load whose index varies with the guarded position (depends on one of
+// `atoms`) is gated by `valid`, so it reads nothing outside its buffer, and a divisor or a checked
+// index that may differ there becomes a harmless one, so no error bit is set for a position that
+// does not exist.
+class GuardOutside {
+ public:
+  GuardOutside(std::unordered_set<const UOp*> atoms, UOpPtr valid)
+      : atoms_(std::move(atoms)), valid_(std::move(valid)) {}
+
+  UOpPtr operator()(const UOpPtr& v) { return guard(v).first; }
+
+ private:
+  // v guarded, and whether v's value may differ where valid is false.
+  std::pair<UOpPtr, bool> guard(const UOpPtr& v) {
+    if (auto it = memo_.find(v.get()); it != memo_.end()) return it->second;
+    std::vector<UOpPtr> src;
+    std::vector<bool> differs;
+    for (const auto& s : v->src) {
+      auto [g, d] = guard(s);
+      src.push_back(g);
+      differs.push_back(d);
+    }
+    const bool varies =
+        atoms_.count(v.get()) || std::find(differs.begin(), differs.end(), true) != differs.end();
+    if (v->op == Ops::LOAD && differs[1]) {
+      src.resize(3);
+      src[2] = bool_and(src[2], valid_);
+    } else if ((v->op == Ops::IDIV || v->op == Ops::MOD) && differs[1]) {
+      src[1] = or_where_invalid(src[1], 1);
+    } else if (v->op == Ops::CHECK_INDEX && differs[0]) {
+      IndexCheck c = IndexCheck::from(v->as<std::vector<int64_t>>());
+      if (c.lo < c.hi)
+        src[0] = or_where_invalid(src[0], c.lo);
+      else if (c.exempt)
+        src[0] = or_where_invalid(src[0], *c.exempt);
+    }
+    UOpPtr out = src == v->src ? v : make_uop(v->op, v->dtype, src, v->arg);
+    return memo_[v.get()] = {out, varies};
   }
-  UOpPtr out = v;
-  if (v->op == Ops::LOAD && depends_on(v->src[1], e)) {
-    src.resize(3);
-    src[2] = bool_and(src[2], valid);
-    out = make_uop(Ops::LOAD, v->dtype, src);
-  } else if (changed) {
-    out = make_uop(v->op, v->dtype, src, v->arg);
+  UOpPtr or_where_invalid(const UOpPtr& x, int64_t fallback) {
+    return alu(Ops::WHERE, x->dtype, {valid_, x, const_int_uop(x->dtype, fallback)});
   }
-  return memo[v.get()] = out;
-}
+
+  std::unordered_set<const UOp*> atoms_;
+  UOpPtr valid_;
+  std::unordered_map<const UOp*, std::pair<UOpPtr, bool>> memo_;
+};
 
 // The sum over one range r of where(e == r, v, 0), where e does not depend on r, is v at r = e
 // (0 where e lies outside [0, n)): the one-hot masks that gather, index and Embedding are made of
@@ -62,8 +90,7 @@ const PatternMatcher& one_hot_sum() {
             return nullptr;
           UOpPtr e = b["e"]->dtype == kInt64 ? b["e"] : alu(Ops::CAST, kInt64, {b["e"]});
           UOpPtr valid = bool_and(idx_ge(e, 0), idx_lt(e, r->src[0]->const_int()));
-          std::unordered_map<const UOp*, UOpPtr> memo;
-          UOpPtr v = guard_loads(substitute(b["v"], {{r.get(), e}}), e.get(), valid, memo);
+          UOpPtr v = GuardOutside({e.get()}, valid)(substitute(b["v"], {{r.get(), e}}));
           return alu(Ops::WHERE, sum->dtype, {valid, v, zero});
         }}});
   return pm;
@@ -138,8 +165,15 @@ class Lowerer {
       auto [flat, valid] = st.to_index(idx);
       UOpPtr base_ptr = chain.back()->src[0];
       if (auto* b = buffer_of(base_ptr)) return load(*b, flat, valid);
-      UOpPtr v = lower(base_ptr, unravel(flat, base->shape));
-      if (!valid) return v;
+      if (!valid) return lower(base_ptr, unravel(flat, base->shape));
+      // A pad of a computed value: where(valid, v, 0), v computed at the unpadded index, which lies
+      // outside v where valid is false. An empty v is never read (valid is false everywhere).
+      if (std::find(base->shape.begin(), base->shape.end(), 0) != base->shape.end())
+        return const_uop(u->dtype, 0);
+      std::unordered_set<const UOp*> atoms;  // what the index is made of that varies
+      for (const UOp* a : toposort(flat.get()))
+        if (a->op == Ops::RANGE || a->op == Ops::DEFINE_VAR) atoms.insert(a);
+      UOpPtr v = GuardOutside(std::move(atoms), valid)(lower(base_ptr, unravel(flat, base->shape)));
       return alu(Ops::WHERE, u->dtype, {valid, v, const_uop(u->dtype, 0)});
     }
     switch (u->op) {
