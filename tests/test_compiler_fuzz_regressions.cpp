@@ -500,3 +500,17 @@ TEST(CompilerFuzz, PadOfAComputedValueReadsAndChecksNothingOutsideIt) {
   Tensor i = Tensor::from_vector<int64_t>({-2, -3}, {2}) + int64_t{3};
   EXPECT_EQ(table.gather(0, i).pad({1, 1}).neg().to_vector<float>(), (std::vector<float>{0, -20, -10, 0}));
 }
+
+// Seed 74869 (sampled opts N3:4, a float16 cumprod): the unrolled terms of a product were combined
+// in float16, so the partial product 1712 * 298.75 (511,456) overflowed to inf and met the 0 of the
+// other terms as NaN, where the loop's float32 accumulator gives 0. A 16-bit sum or product now
+// combines its unrolled terms in float32 too, and the result is the same whatever the unroll.
+TEST(CompilerFuzz, UnrolledHalfProductAccumulatesInFloat32) {
+  std::vector<float> v{0.021927f, 0.2384f, 0.0f, 0.18628f, 1712.0f, 298.75f};
+  auto prod = [&] { return Tensor::from_vector(v, {6}).to(kFloat16).prod().to(kFloat32).to_vector<float>(); };
+  EXPECT_EQ(prod(), std::vector<float>{0.0f});
+  for (int64_t n : {2, 3, 6}) {
+    ForcedOpts opts({{AxisKind::Unroll, 0, n}}, 0x74869 + n);
+    EXPECT_EQ(prod(), std::vector<float>{0.0f}) << "unrolled by " << n;
+  }
+}

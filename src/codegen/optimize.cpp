@@ -146,14 +146,23 @@ class Substitute {
         (kind_of(r) == AxisKind::Unroll ? unrolled : ranges).push_back(r);
     }
     Ops op = u->as<ReduceArg>().op;
+    // A sum or product of 16-bit floats accumulates in float32 (linearize.cpp, accumulator_dtype),
+    // and so do its unrolled terms: rounded to float16, the partial product 1712 * 298.75 overflowed
+    // to inf and met a 0 of the other half as NaN, where the loop's accumulator holds 0 (seed 74869).
+    const bool widen = (u->dtype == kFloat16 || u->dtype == kBFloat16) &&
+                       (op == Ops::ADD || op == Ops::MUL) && !unrolled.empty();
+    const DType dt = widen ? kFloat32 : u->dtype;
     if (!unrolled.empty()) {
       // One copy of the body per value of the unrolled pieces, combined as a balanced tree.
       std::vector<UOpPtr> terms;
-      for_each_value(unrolled, [&](const Map& m) { terms.push_back(Substitute(m)(body)); });
+      for_each_value(unrolled, [&](const Map& m) {
+        UOpPtr t = Substitute(m)(body);
+        terms.push_back(widen ? alu(Ops::CAST, dt, {t}) : t);
+      });
       while (terms.size() > 1) {
         std::vector<UOpPtr> next;
         for (size_t i = 0; i + 1 < terms.size(); i += 2)
-          next.push_back(alu(op, u->dtype, {terms[i], terms[i + 1]}));
+          next.push_back(alu(op, dt, {terms[i], terms[i + 1]}));
         if (terms.size() % 2) next.push_back(terms.back());
         terms = std::move(next);
       }
@@ -161,11 +170,14 @@ class Substitute {
     }
     // Over no loop at all (its axes had one element each, or were all unrolled): the body is the
     // value. A REDUCE without ranges would be a reduction the linearizer cannot place.
-    if (ranges.empty()) return body;
-    validity_loops_outside(body, ranges);
-    std::vector<UOpPtr> src{body};
-    src.insert(src.end(), ranges.begin(), ranges.end());
-    return make_uop(Ops::REDUCE, u->dtype, std::move(src), u->arg);
+    UOpPtr value = body;
+    if (!ranges.empty()) {
+      validity_loops_outside(body, ranges);
+      std::vector<UOpPtr> src{body};
+      src.insert(src.end(), ranges.begin(), ranges.end());
+      value = make_uop(Ops::REDUCE, dt, std::move(src), u->arg);
+    }
+    return widen ? alu(Ops::CAST, u->dtype, {value}) : value;
   }
 
  public:
