@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <string>
 
 #include "runtime/device.h"
@@ -252,4 +253,77 @@ TEST(Cache, AKernelNoOneHoldsIsUnloaded) {
   p = cpu_device().compile("k_unload_test", source);
   EXPECT_EQ(launch_slices(*p, {}, {}, 1).error, 7);
   EXPECT_TRUE(mapped(so));
+}
+
+namespace {
+
+// A kernel `name` that returns `value` as its error word; `tag` makes the source new to the cache.
+std::string returning(const std::string& name, int value, const std::string& tag) {
+  return "#include <stdint.h>\n// " + tag + "\nint " + name +
+         "_entry(void* const* b, const int64_t* v, int64_t s, int64_t e, const volatile int* stop) { "
+         "(void)b; "
+         "(void)v; (void)s; (void)e; (void)stop; return " +
+         std::to_string(value) + "; }\n";
+}
+
+std::vector<std::string> objects_of(const std::string& name) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(settings().cache_dir))
+    if (e.path().extension() == ".so" && e.path().filename().string().rfind(name + "-", 0) == 0)
+      out.push_back(e.path().string());
+  return out;
+}
+
+}  // namespace
+
+// A batch of new kernels is one compiler process: kernels of one name do not collide, each cache
+// entry gets the batch's object, and each loads alone from it afterwards.
+TEST(Cache, ABatchIsOneBuildAndEachOfItsKernelsLoadsAlone) {
+  const std::string tag = "batch " + std::to_string(getpid()) + " " + std::to_string(std::rand());
+  std::vector<std::string> sources;
+  for (int v : {11, 12, 13}) sources.push_back(returning("k_batch_test", v, tag));
+  std::vector<Device::CompileJob> jobs;
+  for (const auto& s : sources) jobs.push_back({"k_batch_test", &s, nullptr, ""});
+  jobs.push_back({"k_batch_test", &sources[0], nullptr, ""});  // asked twice: built once, one program
+  cpu_device().compile_batch(jobs);
+  for (int i = 0; i < 3; i++) {
+    ASSERT_TRUE(jobs[i].program) << jobs[i].error;
+    EXPECT_EQ(launch_slices(*jobs[i].program, {}, {}, 1).error, 11 + i);
+  }
+  EXPECT_EQ(jobs[3].program, jobs[0].program);
+  std::vector<std::string> objects = objects_of("k_batch_test");
+  ASSERT_GE(objects.size(), 3u);
+  std::set<std::pair<dev_t, ino_t>> files;
+  for (const auto& o : objects) {
+    struct stat st {};
+    ASSERT_EQ(stat(o.c_str(), &st), 0);
+    files.insert({st.st_dev, st.st_ino});
+  }
+  EXPECT_LT(files.size(), objects.size()) << "the batch's entries share one object";
+  for (auto& j : jobs) j.program.reset();  // unloaded; each loads from the cache alone
+  const int64_t compiles = GlobalCounters::compile_count;
+  for (int i = 0; i < 3; i++) {
+    std::shared_ptr<Program> p = cpu_device().compile("k_batch_test", sources[i]);
+    EXPECT_EQ(launch_slices(*p, {}, {}, 1).error, 11 + i);
+  }
+  EXPECT_EQ(GlobalCounters::compile_count, compiles);
+}
+
+// A batch with a kernel that does not compile is built again one kernel at a time: the others get
+// their programs, and the error names the failing kernel's source.
+TEST(Cache, ABatchWithAFailingKernelBuildsTheOthers) {
+  const std::string tag = "failing batch " + std::to_string(getpid()) + " " + std::to_string(std::rand());
+  std::vector<std::string> sources{returning("k_batch_ok", 21, tag), "int k_batch_bad_entry(" + tag + "\n",
+                                   returning("k_batch_ok2", 23, tag)};
+  std::vector<Device::CompileJob> jobs{{"k_batch_ok", &sources[0], nullptr, ""},
+                                       {"k_batch_bad", &sources[1], nullptr, ""},
+                                       {"k_batch_ok2", &sources[2], nullptr, ""}};
+  cpu_device().compile_batch(jobs);
+  ASSERT_TRUE(jobs[0].program) << jobs[0].error;
+  ASSERT_TRUE(jobs[2].program) << jobs[2].error;
+  EXPECT_EQ(launch_slices(*jobs[0].program, {}, {}, 1).error, 21);
+  EXPECT_EQ(launch_slices(*jobs[2].program, {}, {}, 1).error, 23);
+  EXPECT_FALSE(jobs[1].program);
+  EXPECT_NE(jobs[1].error.find("compile:"), std::string::npos) << jobs[1].error;
+  EXPECT_NE(jobs[1].error.find("int k_batch_bad_entry(" + tag), std::string::npos) << jobs[1].error;
 }

@@ -136,25 +136,51 @@ std::shared_ptr<Compiled> render_kernel(const Kernel& k, std::span<const Opt> op
   return c;
 }
 
+// At most this many kernels in one compiler process: a schedule of hundreds still keeps every core
+// busy, and one translation unit stays the size of a few kernels.
+constexpr size_t kMaxBatch = 16;
+
 void compile_programs(std::span<const std::shared_ptr<Compiled>> items, bool keep_going) {
-  // One compiler process per core at a time.
+  // One compiler process per core at a time, each building a batch of one device's kernels (the CPU
+  // compiles a batch as one translation unit: one process start, one parse of the headers, one
+  // link for all of them; runtime/cpu/cpu_device.cpp). Each device's kernels are cut into runs of
+  // at most kMaxBatch, enough runs for every core.
+  const size_t n_workers = std::min<size_t>(items.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::pair<Device*, std::vector<size_t>>> per_device;
+  for (size_t j = 0; j < items.size(); j++) {
+    auto it = std::find_if(per_device.begin(), per_device.end(),
+                           [&](const auto& d) { return d.first == items[j]->device; });
+    if (it == per_device.end()) it = per_device.insert(per_device.end(), {items[j]->device, {}});
+    it->second.push_back(j);
+  }
+  std::vector<std::vector<size_t>> batches;
+  for (const auto& [device, list] : per_device) {
+    const size_t per = std::clamp<size_t>((list.size() + n_workers - 1) / n_workers, 1, kMaxBatch);
+    for (size_t b = 0; b < list.size(); b += per)
+      batches.emplace_back(list.begin() + b, list.begin() + std::min(b + per, list.size()));
+  }
   std::atomic<size_t> next{0};
   std::atomic<bool> stopped{false};  // a compiler Ctrl-C stopped: an interrupt, not a compile error
   auto worker = [&] {
-    for (size_t j; (j = next++) < items.size();) {
-      const std::string name = items[j]->name.substr(0, items[j]->name.find(' '));
+    for (size_t b; (b = next++) < batches.size();) {
+      std::vector<Device::CompileJob> jobs;
+      for (size_t j : batches[b])
+        jobs.push_back({items[j]->name.substr(0, items[j]->name.find(' ')), &items[j]->source, nullptr, ""});
       try {
-        items[j]->program = items[j]->device->compile(name, items[j]->source);
+        items[batches[b][0]]->device->compile_batch(jobs);
       } catch (const InterruptedError&) {
         stopped = true;
       } catch (const std::exception& e) {
-        items[j]->error = e.what();
+        for (auto& job : jobs) job.error = e.what();
+      }
+      for (size_t k = 0; k < jobs.size(); k++) {
+        items[batches[b][k]]->program = std::move(jobs[k].program);
+        items[batches[b][k]]->error = std::move(jobs[k].error);
       }
     }
   };
-  size_t n_workers = std::min<size_t>(items.size(), std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> workers;
-  for (size_t w = 1; w < n_workers; w++) workers.emplace_back(worker);
+  for (size_t w = 1; w < std::min(n_workers, batches.size()); w++) workers.emplace_back(worker);
   if (!items.empty()) worker();
   for (auto& w : workers) w.join();
   if (stopped || interrupted()) throw_interrupted("while compiling kernels");

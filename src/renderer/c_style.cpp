@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <numbers>
@@ -17,6 +18,7 @@
 
 #include "codegen/stage.h"
 #include "runtime/buffer.h"
+#include "runtime/disk_cache.h"
 #include "shape/size.h"
 
 namespace lazygrad {
@@ -194,10 +196,18 @@ std::string helper_code(const CStyleLanguage& lang, const std::string& call, con
 
 }  // namespace
 
+std::string guarded_definition(const std::string& name, const std::string& code) {
+  const std::string guard = "LG_DEF_" + name + "_" + hex64(fnv1a(code));
+  return "#ifndef " + guard + "\n#define " + guard + "\n" + code + "#endif\n";
+}
+
 std::string helper_definitions(const CStyleLanguage& lang, const std::string& code) {
   std::string out;
   for (const Helper& h : kHelpers)
-    if (code.find(h.name) != std::string::npos) out += helper_code(lang, h.name, h.code);
+    if (code.find(h.name) != std::string::npos) {
+      const std::string name(h.name, std::strlen(h.name) - 1);  // "lg_f2h(" is lg_f2h
+      out += guarded_definition(name, helper_code(lang, h.name, h.code));
+    }
   return out;
 }
 
@@ -299,9 +309,10 @@ class CRenderer {
     std::string k = kernel.str();
     std::ostringstream os;
     os << lang_.preamble;
-    for (const auto& t : typedefs_) os << t.second;
+    for (const auto& t : typedefs_) os << guarded_definition(t.first, t.second);
     os << helper_definitions(lang_, k);
-    for (const auto& h : helpers_) os << h.second;  // in the order added: a helper may call an earlier one
+    for (const auto& h : helpers_)  // in the order added: a helper may call an earlier one
+      os << guarded_definition(h.first, h.second);
     os << k;
     return os.str();
   }

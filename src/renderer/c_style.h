@@ -74,5 +74,10 @@ std::string render_tensor_core(const CStyleLanguage& lang, const Kernel& k);
 std::string kernel_head_prefix(const CStyleLanguage& lang, const Kernel& k);
 // The definitions of the base's helpers (lg_h2f, lg_f2bf, ...) that `code` calls, in lang's spelling.
 std::string helper_definitions(const CStyleLanguage& lang, const std::string& code);
+// A typedef or helper wrapped in #ifndef guards named by it and a hash of its code: a translation
+// unit of several kernels (the CPU builds a schedule's new kernels with one compiler process) holds
+// each definition once, and two different definitions of one name fail to compile rather than one
+// of them serving both.
+std::string guarded_definition(const std::string& name, const std::string& code);
 
 }  // namespace lazygrad

@@ -72,6 +72,20 @@ bool PooledAllocator::release_spare() {
   return true;
 }
 
+// ---- compiles -------------------------------------------------------------------------------------
+
+void Device::compile_batch(std::span<CompileJob> jobs) {
+  for (CompileJob& j : jobs) {
+    try {
+      j.program = compile(j.name, *j.source);
+    } catch (const InterruptedError&) {
+      throw;
+    } catch (const std::exception& e) {
+      j.error = e.what();
+    }
+  }
+}
+
 // ---- copies ----------------------------------------------------------------------------------------
 
 void Device::transfer(void* dst, Device& from, void* src, size_t bytes) {

@@ -132,6 +132,15 @@ class Device {
   virtual const Renderer& renderer() const = 0;
   // Compile (or load from the disk cache) the kernel function `name` in `source`.
   virtual std::shared_ptr<Program> compile(const std::string& name, const std::string& source) = 0;
+  // Several kernels at once: each job gets its program, or its error (an InterruptedError is thrown).
+  // The default compiles them one by one; the CPU builds the ones not cached with one compiler.
+  struct CompileJob {
+    std::string name;
+    const std::string* source = nullptr;
+    std::shared_ptr<Program> program;
+    std::string error;
+  };
+  virtual void compile_batch(std::span<CompileJob> jobs);
   // Waits until every launch and copy so far has finished; the first error a kernel raised since
   // the last call (devices without a return code; the CPU returns none).
   virtual DeferredError synchronize() { return {}; }

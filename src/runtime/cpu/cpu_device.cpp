@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -218,21 +219,104 @@ class CpuDevice : public Device {
     return compile_c(name, source);
   }
 
+  // The jobs loaded or in the cache take their program from there; the others (two or more) are
+  // built as one translation unit, which includes each kernel's source with its function and entry
+  // renamed after its cache key. One compiler process then pays its start, the headers' parse and
+  // the link once for the batch (docs/devices.md has the numbers). A batch that fails to build is
+  // built again one kernel at a time, so that each error names its kernel.
+  void compile_batch(std::span<CompileJob> jobs) override {
+    std::vector<Pending> misses;
+    std::vector<std::pair<size_t, size_t>> repeats;  // a job whose kernel an earlier miss is, and that one
+    for (size_t i = 0; i < jobs.size(); i++) {
+      const std::string key = key_of(*jobs[i].source);
+      if ((jobs[i].program = loaded(key))) continue;
+      auto same = std::find_if(misses.begin(), misses.end(), [&](const Pending& m) { return m.key == key; });
+      if (same != misses.end()) {
+        repeats.push_back({i, same->job});
+        continue;
+      }
+      const std::string base = cache_dir() + "/" + jobs[i].name + "-" + key;
+      if (Loaded fn = load_cached(base, jobs[i].name, key, *jobs[i].source); fn.fn) {
+        record_cache_hit();
+        jobs[i].program = keep(key, fn);
+        continue;
+      }
+      misses.push_back({i, key, base});
+    }
+    bool built = false;
+    if (misses.size() > 1) {
+      try {
+        build_batch(jobs, misses);
+        built = true;
+      } catch (const InterruptedError&) {
+        throw;
+      } catch (const Error& e) {
+        debug_log(3, std::string("compile: a batch of ") + std::to_string(misses.size()) +
+                         " kernels failed to build; building them one by one:\n" + e.what());
+      }
+    }
+    for (const Pending& m : misses) {
+      CompileJob& job = jobs[m.job];
+      try {
+        if (!built) {
+          job.program = compile_c(job.name, *job.source);
+          continue;
+        }
+        Loaded fn = load(m.base + ".so", job.name, m.key);
+        if (!fn.fn)
+          throw Error("compile: built " + m.base + ".so but could not load " + job.name + ": " + dlerror());
+        job.program = keep(m.key, fn);
+      } catch (const InterruptedError&) {
+        throw;
+      } catch (const std::exception& e) {
+        job.error = e.what();
+      }
+    }
+    for (const auto& [job, first] : repeats) {
+      jobs[job].program = jobs[first].program;
+      jobs[job].error = jobs[first].error;
+    }
+  }
+
  private:
   CpuAllocator allocator_;
 
+  struct Pending {
+    size_t job;
+    std::string key, base;  // the cache key, and the entry's path without its extension
+  };
+
+  static std::string key_of(const std::string& source) {
+    const Settings& s = settings();
+    return hex64(fnv1a(source + "\n" + s.cc + "\n" + s.cflags));
+  }
+
+  // The program of `key` if some holder has it loaded now (else null).
+  static std::shared_ptr<Program> loaded(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = loaded_.find(key); it != loaded_.end()) return it->second.lock();
+    return nullptr;
+  }
+
+  // The program of a loaded object, registered under its key (or the one another thread registered
+  // meanwhile: one program per kernel).
+  static std::shared_ptr<Program> keep(const std::string& key, Loaded fn) {
+    auto program = std::make_shared<CpuProgram>(fn, &shared_pool);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = loaded_.find(key); it != loaded_.end())
+      if (auto p = it->second.lock()) return p;
+    if (loaded_.size() >= 4096) std::erase_if(loaded_, [](const auto& e) { return e.second.expired(); });
+    loaded_[key] = program;
+    return program;
+  }
+
   // Shared by the CPU devices: one object per kernel in the process.
   static std::shared_ptr<Program> compile_c(const std::string& name, const std::string& source) {
-    const Settings& s = settings();
-    std::string key = hex64(fnv1a(source + "\n" + s.cc + "\n" + s.cflags));
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (auto it = loaded_.find(key); it != loaded_.end())
-        if (auto p = it->second.lock()) return p;
-    }
+    const std::string key = key_of(source);
+    if (auto p = loaded(key)) return p;
     // Compiles run outside the lock, so a schedule's new kernels build in parallel.
     std::string base = cache_dir() + "/" + name + "-" + key;
-    Loaded fn = load_cached(base, name, source);
+    Loaded fn = load_cached(base, name, key, source);
     if (fn.fn) {
       record_cache_hit();
     } else {
@@ -245,23 +329,20 @@ class CpuDevice : public Device {
         base = cache_dir() + "/" + name + "-" + key;
         build(base, source);
       }
-      fn = load(base + ".so", name);
+      fn = load(base + ".so", name, key);
       if (!fn.fn) throw Error("compile: built " + base + ".so but could not load " + name + ": " + dlerror());
     }
-    auto program = std::make_shared<CpuProgram>(fn, &shared_pool);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = loaded_.find(key); it != loaded_.end())
-      if (auto p = it->second.lock()) return p;  // another thread loaded it meanwhile: one program
-    if (loaded_.size() >= 4096) std::erase_if(loaded_, [](const auto& e) { return e.second.expired(); });
-    loaded_[key] = program;
-    return program;
+    return keep(key, fn);
   }
 
-  // The entry of the object at `so`, and its handle (both null if it does not load).
-  static Loaded load(const std::string& so, const std::string& name) {
+  // The entry of the object at `so`, and its handle (both null if it does not load). A kernel built
+  // in a batch has its entry renamed after its key (`<name>_<key>_entry`), one built alone keeps
+  // `<name>_entry`.
+  static Loaded load(const std::string& so, const std::string& name, const std::string& key) {
     void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) return {};
-    auto fn = reinterpret_cast<KernelFn>(dlsym(h, (name + "_entry").c_str()));
+    auto fn = reinterpret_cast<KernelFn>(dlsym(h, (name + "_" + key + "_entry").c_str()));
+    if (!fn) fn = reinterpret_cast<KernelFn>(dlsym(h, (name + "_entry").c_str()));
     if (!fn) {
       dlclose(h);
       return {};
@@ -270,7 +351,8 @@ class CpuDevice : public Device {
   }
 
   // An entry is valid when its stored source is ours and the object's checksum matches.
-  static Loaded load_cached(const std::string& base, const std::string& name, const std::string& source) {
+  static Loaded load_cached(const std::string& base, const std::string& name, const std::string& key,
+                            const std::string& source) {
     auto src = read_file(base + ".c");
     auto so = read_file(base + ".so");
     auto sum = read_file(base + ".sum");
@@ -279,36 +361,84 @@ class CpuDevice : public Device {
       debug_log(3, "cache: " + base + ".so is corrupt or stale, rebuilding");
       return {};
     }
-    return load(base + ".so", name);
+    return load(base + ".so", name, key);
   }
 
-  static void build(const std::string& base, const std::string& source) {
+  // Runs the compiler on `c_file` into `so`; throws an InterruptedError or an Error (with `what`,
+  // the source or the batch, on failure). Returns the compiler's seconds.
+  static double run_compiler(const std::string& c_file, const std::string& so, const std::string& what) {
     const Settings& s = settings();
-    std::string tmp = base + ".build." + std::to_string(getpid()) + "." + std::to_string(counter_++);
-    // The source goes in place first: the object then names the same file in every build, so its
-    // bytes (and checksum) do not depend on which process built it.
-    write_file_atomic(base + ".c", source);
     // -lm: the object names libm's functions itself, so it loads into any process.
-    std::string cmd = s.cc + " " + s.cflags + " -o " + quote(tmp + ".so") + " " + quote(base + ".c") + " -lm";
+    std::string cmd = s.cc + " " + s.cflags + " -o " + quote(so) + " " + quote(c_file) + " -lm";
     auto t0 = std::chrono::steady_clock::now();
     int status = 0;
     std::string out = run_command(cmd, status);
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    record_compile(base, dt);
-    std::error_code ec;
     if (status != 0) {
-      std::filesystem::remove(tmp + ".so", ec);
+      std::error_code ec;
+      std::filesystem::remove(so, ec);
       // Ctrl-C reaches the compiler too (one process group): an interrupt, raised by the caller once
       // every compile of the schedule is back (the flag stays set), not a compile error.
       if (interrupted() || (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT))
         throw InterruptedError("interrupted (Ctrl-C, SIGINT) while compiling kernel " +
-                               base.substr(base.rfind('/') + 1));
-      throw Error("compile: `" + cmd + "` failed:\n" + out + "\n--- source ---\n" + source);
+                               c_file.substr(c_file.rfind('/') + 1));
+      throw Error("compile: `" + cmd + "` failed:\n" + out + "\n--- source ---\n" + what);
     }
+    return dt;
+  }
+
+  // Puts the object `tmp_so` (with checksum `sum`) in place as entry `base`'s object, by a hard link
+  // (a batch's object serves each of its kernels) or else a copy, then a rename.
+  static void install(const std::string& tmp_so, const std::string& so_bytes, const std::string& base) {
+    write_file_atomic(base + ".sum", hex64(fnv1a(so_bytes)));
+    const std::string tmp = base + ".so.link." + std::to_string(getpid()) + "." + std::to_string(counter_++);
+    std::error_code ec;
+    std::filesystem::create_hard_link(tmp_so, tmp, ec);
+    if (ec) write_file_atomic(tmp, so_bytes);
+    replace_file(tmp, base + ".so");
+  }
+
+  static void build(const std::string& base, const std::string& source) {
+    std::string tmp = base + ".build." + std::to_string(getpid()) + "." + std::to_string(counter_++);
+    // The source goes in place first: the object then names the same file in every build, so its
+    // bytes (and checksum) do not depend on which process built it.
+    write_file_atomic(base + ".c", source);
+    record_compile(base, run_compiler(base + ".c", tmp + ".so", source));
     auto so = read_file(tmp + ".so");
     if (!so) throw Error("compile: compiler wrote no " + tmp + ".so");
     write_file_atomic(base + ".sum", hex64(fnv1a(*so)));
     replace_file(tmp + ".so", base + ".so");
+  }
+
+  // The misses of a batch built by one compiler: a translation unit that includes each one's source
+  // (written in place first, as build() does) with its function and entry renamed after its key.
+  // The unit is named by a hash of its text and stays in the folder, so processes that build the
+  // same batch at once compile the same file into the same bytes (each entry's checksum is of the
+  // batch's object, which every entry of the batch gets).
+  static void build_batch(std::span<const CompileJob> jobs, const std::vector<Pending>& misses) {
+    std::string unit;
+    for (const Pending& m : misses) {
+      const std::string& name = jobs[m.job].name;
+      if (m.base.find_first_of("\"\\\n") != std::string::npos)
+        throw Error("compile: the cache path " + m.base + " cannot be #included");
+      write_file_atomic(m.base + ".c", *jobs[m.job].source);
+      unit += "#define " + name + " " + name + "_" + m.key + "\n#define " + name + "_entry " + name + "_" +
+              m.key + "_entry\n#include \"" + m.base + ".c\"\n#undef " + name + "\n#undef " + name +
+              "_entry\n";
+    }
+    const std::string dir = cache_dir(), unit_c = dir + "/batch-" + hex64(fnv1a(unit)) + ".c";
+    const std::string tmp =
+        dir + "/batch.build." + std::to_string(getpid()) + "." + std::to_string(counter_++);
+    write_file_atomic(unit_c, unit);
+    const double dt = run_compiler(unit_c, tmp + ".so", unit);
+    auto so = read_file(tmp + ".so");
+    if (!so) throw Error("compile: compiler wrote no " + tmp + ".so");
+    for (const Pending& m : misses) {
+      record_compile(m.base, dt / static_cast<double>(misses.size()));
+      install(tmp + ".so", *so, m.base);
+    }
+    std::error_code ec;
+    std::filesystem::remove(tmp + ".so", ec);
   }
 
   static inline std::mutex mu_;
