@@ -43,6 +43,7 @@ CStyleLanguage c_language() {
       "#define LG_IN_REGISTER(x) __asm__(\"\" : \"+v\"(x))\n"
       "#else\n#define LG_IN_REGISTER(x) (void)(x)\n#endif\n";
   c.keep_in_register = "LG_IN_REGISTER";
+  c.guarded_definitions = true;  // runtime/cpu builds kernels in batches
   c.masked_loads = true;
   c.prefetch_rows = 4;
   c.float_suffix = true;

@@ -196,7 +196,8 @@ std::string helper_code(const CStyleLanguage& lang, const std::string& call, con
 
 }  // namespace
 
-std::string guarded_definition(const std::string& name, const std::string& code) {
+std::string guarded_definition(const CStyleLanguage& lang, const std::string& name, const std::string& code) {
+  if (!lang.guarded_definitions) return code;
   const std::string guard = "LG_DEF_" + name + "_" + hex64(fnv1a(code));
   return "#ifndef " + guard + "\n#define " + guard + "\n" + code + "#endif\n";
 }
@@ -206,7 +207,7 @@ std::string helper_definitions(const CStyleLanguage& lang, const std::string& co
   for (const Helper& h : kHelpers)
     if (code.find(h.name) != std::string::npos) {
       const std::string name(h.name, std::strlen(h.name) - 1);  // "lg_f2h(" is lg_f2h
-      out += guarded_definition(name, helper_code(lang, h.name, h.code));
+      out += guarded_definition(lang, name, helper_code(lang, h.name, h.code));
     }
   return out;
 }
@@ -309,10 +310,10 @@ class CRenderer {
     std::string k = kernel.str();
     std::ostringstream os;
     os << lang_.preamble;
-    for (const auto& t : typedefs_) os << guarded_definition(t.first, t.second);
+    for (const auto& t : typedefs_) os << guarded_definition(lang_, t.first, t.second);
     os << helper_definitions(lang_, k);
     for (const auto& h : helpers_)  // in the order added: a helper may call an earlier one
-      os << guarded_definition(h.first, h.second);
+      os << guarded_definition(lang_, h.first, h.second);
     os << k;
     return os.str();
   }

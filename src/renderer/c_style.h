@@ -17,6 +17,11 @@ namespace lazygrad {
 struct CStyleLanguage {
   Target target;
   std::string preamble;  // includes, typedefs, pragmas at the top of every kernel
+  // Typedefs and helpers guarded by #ifndef (guarded_definition): a translation unit of several
+  // kernels (the CPU builds a schedule's new kernels with one compiler process) then holds each
+  // definition once, and two different definitions of one name fail to compile rather than one of
+  // them serving both.
+  bool guarded_definitions = false;
   // A statement `NAME(v);` that pins a loaded vector v in a register (NAME, from the preamble), or empty. GCC
   // otherwise treats a vector loaded from read-only memory as that memory and reads it again as the operand
   // of each FMA that uses it: a register tile then loads each vector once per row of the tile.
@@ -74,10 +79,8 @@ std::string render_tensor_core(const CStyleLanguage& lang, const Kernel& k);
 std::string kernel_head_prefix(const CStyleLanguage& lang, const Kernel& k);
 // The definitions of the base's helpers (lg_h2f, lg_f2bf, ...) that `code` calls, in lang's spelling.
 std::string helper_definitions(const CStyleLanguage& lang, const std::string& code);
-// A typedef or helper wrapped in #ifndef guards named by it and a hash of its code: a translation
-// unit of several kernels (the CPU builds a schedule's new kernels with one compiler process) holds
-// each definition once, and two different definitions of one name fail to compile rather than one
-// of them serving both.
-std::string guarded_definition(const std::string& name, const std::string& code);
+// A typedef or helper, in a language with guarded_definitions wrapped in #ifndef guards named by it
+// and a hash of its code.
+std::string guarded_definition(const CStyleLanguage& lang, const std::string& name, const std::string& code);
 
 }  // namespace lazygrad
