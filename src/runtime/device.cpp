@@ -74,6 +74,21 @@ bool PooledAllocator::release_spare() {
 
 // ---- compiles -------------------------------------------------------------------------------------
 
+std::shared_ptr<Program> LoadedPrograms::find(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = programs_.find(key);
+  return it == programs_.end() ? nullptr : it->second.lock();
+}
+
+std::shared_ptr<Program> LoadedPrograms::keep(const std::string& key, std::shared_ptr<Program> p) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = programs_.find(key); it != programs_.end())
+    if (auto held = it->second.lock()) return held;
+  if (programs_.size() >= 4096) std::erase_if(programs_, [](const auto& e) { return e.second.expired(); });
+  programs_[key] = p;
+  return p;
+}
+
 void Device::compile_batch(std::span<CompileJob> jobs) {
   for (CompileJob& j : jobs) {
     try {

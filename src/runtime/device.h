@@ -9,8 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "lazygrad/runtime.h"
@@ -119,6 +121,21 @@ class PooledAllocator : public Allocator {
   struct State;
   std::shared_ptr<State> state_ = make_state();
   static std::shared_ptr<State> make_state();
+};
+
+// The programs a device has loaded, by a key naming the kernel (its name, source and compiler),
+// while some holder keeps them: a kernel asked for again is that one program, and one no one holds
+// is unloaded, and loads again from the disk cache (a process that meets kernel after kernel, the
+// compiler fuzzer, ran out of memory mappings keeping them all). Thread-safe.
+class LoadedPrograms {
+ public:
+  std::shared_ptr<Program> find(const std::string& key);
+  // p, registered under key; or the program another thread registered under it meanwhile.
+  std::shared_ptr<Program> keep(const std::string& key, std::shared_ptr<Program> p);
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::weak_ptr<Program>> programs_;
 };
 
 class Device {

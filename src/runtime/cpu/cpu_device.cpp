@@ -292,25 +292,14 @@ class CpuDevice : public Device {
   }
 
   // The program of `key` if some holder has it loaded now (else null).
-  static std::shared_ptr<Program> loaded(const std::string& key) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = loaded_.find(key); it != loaded_.end()) return it->second.lock();
-    return nullptr;
-  }
+  static std::shared_ptr<Program> loaded(const std::string& key) { return loaded_.find(key); }
 
   // The program of a loaded object, registered under its key (or the one another thread registered
   // meanwhile: one program per kernel).
   static std::shared_ptr<Program> keep(const std::string& key, Loaded fn) {
-    auto program = std::make_shared<CpuProgram>(fn, &shared_pool);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = loaded_.find(key); it != loaded_.end())
-      if (auto p = it->second.lock()) return p;
-    if (loaded_.size() >= 4096) std::erase_if(loaded_, [](const auto& e) { return e.second.expired(); });
-    loaded_[key] = program;
-    return program;
+    return loaded_.keep(key, std::make_shared<CpuProgram>(fn, &shared_pool));
   }
 
-  // Shared by the CPU devices: one object per kernel in the process.
   static std::shared_ptr<Program> compile_c(const std::string& name, const std::string& source) {
     const std::string key = key_of(source);
     if (auto p = loaded(key)) return p;
@@ -441,10 +430,8 @@ class CpuDevice : public Device {
     std::filesystem::remove(tmp + ".so", ec);
   }
 
-  static inline std::mutex mu_;
-  // Programs alive now, by their source's hash: a kernel asked for again while some holder has it is
-  // that one program; a kernel no one holds is unloaded (CpuProgram) and loads again from the disk.
-  static inline std::unordered_map<std::string, std::weak_ptr<Program>> loaded_;
+  // Shared by the CPU devices, by the source's hash: one object per kernel in the process.
+  static inline LoadedPrograms loaded_;
   static inline std::atomic<int> counter_{0};
 };
 

@@ -300,11 +300,7 @@ class CudaDevice final : public Device {
 
   std::shared_ptr<Program> compile(const std::string& name, const std::string& source) override {
     std::string entry = name + "-" + hex64(fnv1a(source + "\n" + identity_));
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (auto it = loaded_.find(entry); it != loaded_.end())
-        if (auto p = it->second.lock()) return p;
-    }
+    if (auto p = loaded_.find(entry)) return p;
     // The cached machine code when it is this source's and its checksum holds; else NVRTC.
     const std::string base = cache_dir() + "/" + entry;
     std::string cubin;
@@ -331,13 +327,7 @@ class CudaDevice final : public Device {
       cu.cuModuleUnload(module);
       check(r, "cuModuleGetFunction " + name);
     }
-    auto program = std::make_shared<CudaProgram>(s_, module, fn, name);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = loaded_.find(entry); it != loaded_.end())
-      if (auto p = it->second.lock()) return p;
-    if (loaded_.size() >= 4096) std::erase_if(loaded_, [](const auto& e) { return e.second.expired(); });
-    loaded_[entry] = program;
-    return program;
+    return loaded_.keep(entry, std::make_shared<CudaProgram>(s_, module, fn, name));
   }
 
   DeferredError synchronize() override {
@@ -379,10 +369,9 @@ class CudaDevice final : public Device {
   CudaAllocator allocator_;
   DeviceInfo info_;
   std::unique_ptr<Renderer> renderer_;
-  std::string arch_;      // "sm_90": NVRTC's target
-  std::string identity_;  // what a cached cubin is valid for: the arch and the NVRTC version
-  std::mutex mu_;
-  std::unordered_map<std::string, std::weak_ptr<Program>> loaded_;
+  std::string arch_;       // "sm_90": NVRTC's target
+  std::string identity_;   // what a cached cubin is valid for: the arch and the NVRTC version
+  LoadedPrograms loaded_;  // by their entry's name
 };
 
 }  // namespace

@@ -455,11 +455,7 @@ class ClDevice final : public Device {
     // The entry's name: the kernel's name and the hash of what its binary depends on. The name is
     // part of it because one source may hold several kernels, each a Program of its own.
     std::string entry = name + "-" + hex64(fnv1a(source + "\n" + identity_));
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (auto it = loaded_.find(entry); it != loaded_.end())
-        if (auto p = it->second.lock()) return p;
-    }
+    if (auto p = loaded_.find(entry)) return p;
     // Builds run outside the lock, so a schedule's new kernels build in parallel.
     std::string base = cache_dir() + "/" + entry;
     ProgramPtr built = load_cached(base, source);
@@ -471,13 +467,7 @@ class ClDevice final : public Device {
     cl_int err = CL_SUCCESS;
     KernelPtr kernel(api().clCreateKernel(built.get(), name.c_str(), &err));
     check(err, "clCreateKernel " + name);
-    auto program = std::make_shared<ClProgram>(s_, std::move(built), std::move(kernel), name);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = loaded_.find(entry); it != loaded_.end())
-      if (auto p = it->second.lock()) return p;  // another thread built it meanwhile: one program
-    if (loaded_.size() >= 4096) std::erase_if(loaded_, [](const auto& e) { return e.second.expired(); });
-    loaded_[entry] = program;
-    return program;
+    return loaded_.keep(entry, std::make_shared<ClProgram>(s_, std::move(built), std::move(kernel), name));
   }
 
   DeferredError synchronize() override {
@@ -584,12 +574,9 @@ class ClDevice final : public Device {
   ClAllocator allocator_;
   DeviceInfo info_;
   std::unique_ptr<Renderer> renderer_;
-  std::string options_;   // clBuildProgram's
-  std::string identity_;  // what a binary is valid for: platform, device, driver and options
-  std::mutex mu_;
-  // Programs alive now, by their entry's name: a kernel asked for again while some holder has it is that one
-  // program; a kernel no one holds is released and loads again from the disk.
-  std::unordered_map<std::string, std::weak_ptr<Program>> loaded_;
+  std::string options_;    // clBuildProgram's
+  std::string identity_;   // what a binary is valid for: platform, device, driver and options
+  LoadedPrograms loaded_;  // by their entry's name
 };
 
 }  // namespace
