@@ -767,7 +767,14 @@ RefTensor reduce(const Step& s, const RefTensor& x) {
         for (int64_t k : m)
           if (std::fabs(x.f[k] - best) <= x.err[k] + err + 1e-300 || x.f[k] == best)
             err = std::max(err, x.err[k]);
-        set_float(out, o, nan ? kNaN : best, err, dc);
+        // A zero minimum (or maximum) with zeros of both signs among the values: which one comes
+        // out depends on the order the values are compared in, as in PyTorch (torch.min of
+        // [0.0, -0.0] is -0.0 over the whole tensor and 0.0 along a dimension): don't care (seed
+        // 84026: 1 / min was inf against -inf).
+        bool plus_zero = false, minus_zero = false;
+        for (int64_t k : m)
+          if (x.f[k] == 0 && best == 0) (std::signbit(x.f[k]) ? minus_zero : plus_zero) = true;
+        set_float(out, o, nan ? kNaN : best, err, dc || (plus_zero && minus_zero));
         out.err[o] = err;  // a selection: no rounding of its own
         break;
       }
