@@ -229,19 +229,13 @@ class CpuDevice : public Device {
     std::vector<std::pair<size_t, size_t>> repeats;  // a job whose kernel an earlier miss is, and that one
     for (size_t i = 0; i < jobs.size(); i++) {
       const std::string key = key_of(*jobs[i].source);
-      if ((jobs[i].program = loaded(key))) continue;
       auto same = std::find_if(misses.begin(), misses.end(), [&](const Pending& m) { return m.key == key; });
       if (same != misses.end()) {
         repeats.push_back({i, same->job});
         continue;
       }
-      const std::string base = cache_dir() + "/" + jobs[i].name + "-" + key;
-      if (Loaded fn = load_cached(base, jobs[i].name, key, *jobs[i].source); fn.fn) {
-        record_cache_hit();
-        jobs[i].program = keep(key, fn);
-        continue;
-      }
-      misses.push_back({i, key, base});
+      if ((jobs[i].program = found(jobs[i].name, key, *jobs[i].source))) continue;
+      misses.push_back({i, key, cache_dir() + "/" + jobs[i].name + "-" + key});
     }
     bool built = false;
     if (misses.size() > 1) {
@@ -291,8 +285,15 @@ class CpuDevice : public Device {
     return hex64(fnv1a(source + "\n" + s.cc + "\n" + s.cflags));
   }
 
-  // The program of `key` if some holder has it loaded now (else null).
-  static std::shared_ptr<Program> loaded(const std::string& key) { return loaded_.find(key); }
+  // The kernel's program if some holder has it loaded now or the disk cache has it (else null).
+  static std::shared_ptr<Program> found(const std::string& name, const std::string& key,
+                                        const std::string& source) {
+    if (auto p = loaded_.find(key)) return p;
+    Loaded fn = load_cached(cache_dir() + "/" + name + "-" + key, name, key, source);
+    if (!fn.fn) return nullptr;
+    record_cache_hit();
+    return keep(key, fn);
+  }
 
   // The program of a loaded object, registered under its key (or the one another thread registered
   // meanwhile: one program per kernel).
@@ -302,25 +303,20 @@ class CpuDevice : public Device {
 
   static std::shared_ptr<Program> compile_c(const std::string& name, const std::string& source) {
     const std::string key = key_of(source);
-    if (auto p = loaded(key)) return p;
+    if (auto p = found(name, key, source)) return p;
     // Compiles run outside the lock, so a schedule's new kernels build in parallel.
     std::string base = cache_dir() + "/" + name + "-" + key;
-    Loaded fn = load_cached(base, name, key, source);
-    if (fn.fn) {
-      record_cache_hit();
-    } else {
-      try {
-        build(base, source);
-      } catch (const Error&) {
-        // The folder deleted while the compiler wrote into it: once more, in the folder made again.
-        std::error_code ec;
-        if (interrupted() || std::filesystem::is_directory(base.substr(0, base.rfind('/')), ec)) throw;
-        base = cache_dir() + "/" + name + "-" + key;
-        build(base, source);
-      }
-      fn = load(base + ".so", name, key);
-      if (!fn.fn) throw Error("compile: built " + base + ".so but could not load " + name + ": " + dlerror());
+    try {
+      build(base, source);
+    } catch (const Error&) {
+      // The folder deleted while the compiler wrote into it: once more, in the folder made again.
+      std::error_code ec;
+      if (interrupted() || std::filesystem::is_directory(base.substr(0, base.rfind('/')), ec)) throw;
+      base = cache_dir() + "/" + name + "-" + key;
+      build(base, source);
     }
+    Loaded fn = load(base + ".so", name, key);
+    if (!fn.fn) throw Error("compile: built " + base + ".so but could not load " + name + ": " + dlerror());
     return keep(key, fn);
   }
 
