@@ -4,25 +4,39 @@
 #
 #   scripts/gpu-check.sh --prepare   on a machine with the packages (this project's CI image): copies
 #                                    GoogleTest's sources and Fashion-MNIST into .gpu-carry/ (ignored
-#                                    by git, about 34 MB), which travels with the tree to a GPU machine
-#                                    that reaches no package registry
+#                                    by git, about 34 MB), and the check's programs if build-gpu holds
+#                                    them (7 MB), to travel with the tree to a GPU machine that reaches
+#                                    no package registry
 #   scripts/gpu-check.sh [OUT_DIR]   on the GPU machine: OUT_DIR defaults to $OUT, else gpu-check-out
 #
 # Each section writes its file into OUT_DIR as soon as it ends (info.txt, build.txt, suite.txt,
-# bench_cuda.txt, bench_train.txt, bench_gpt2.txt, table.md), and each has a time limit (configure 30 s,
-# build 120 s, suites 60 s, the benches 25, 35 and 35 s: about 5 minutes at most), so a run cut short still reports what it reached. Nothing is installed: CMake is configured directly (no
-# apt-get), GPT-2 124M gets random weights (bench_gpt2), and PyTorch's figures appear only where
-# the machine's python3 has a PyTorch with CUDA (cuBLAS is opened directly by bench_cuda).
+# bench_cuda.txt, bench_train.txt, bench_gpt2.txt, fuzz.txt, table.md), and each has a time limit
+# (configure 30 s, build 120 s, suites 150 s, the benches 25, 35 and 35 s, the fuzzer 40 and 70 s:
+# about 8 minutes at most), so a run cut short still reports what it reached. Nothing is installed:
+# CMake is configured directly (no apt-get), GPT-2 124M gets random weights (bench_gpt2), and
+# PyTorch's figures appear only where the machine's python3 has a PyTorch with CUDA (cuBLAS is
+# opened directly by bench_cuda). Where the machine cannot configure or build, the programs
+# --prepare built here (build-gpu) run instead, and the table says so.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=.gpu-carry
+suites="test_autograd test_core_grads test_nn test_optim test_jit test_training_step test_grad_smoke test_ops_torch
+        test_math test_api_math test_reductions test_indexing test_api_index test_linalg test_functional test_gpt2
+        test_tensor_cores"
+programs="lazygrad bench_cuda bench_gpt2 bench_train_epoch fuzz_compiler $suites"
 
 if [ "${1:-}" = "--prepare" ]; then
   rm -rf "$carry" && mkdir -p "$carry"
   cp -r /usr/src/googletest "$carry/googletest" || { echo "no /usr/src/googletest (apt-get install googletest)"; exit 1; }
   cp -r /usr/share/datasets/fashion-mnist "$carry/fashion-mnist" ||
     { echo "no Fashion-MNIST (apt-get install dataset-fashion-mnist)"; exit 1; }
-  du -sh "$carry"
+  # The same programs built here, for a machine whose toolchain cannot configure or build them
+  # (no zlib headers, say): the run then uses these and says so.
+  if [ -x "${GPU_CHECK_BUILD:-build-gpu}/lazygrad" ]; then
+    (cd "${GPU_CHECK_BUILD:-build-gpu}" && tar cJf "../$carry/prebuilt.tar.xz" $programs) ||
+      { echo "build the check's programs first: cmake --build build-gpu --target $programs"; exit 1; }
+  fi
+  du -sh "$carry"/*
   exit 0
 fi
 
@@ -46,16 +60,20 @@ note() { echo "== $* ($((SECONDS - start)) s)" | tee -a "$out/summary.txt"; }
 note "info"
 
 # ---- build ----
-suites="test_autograd test_core_grads test_nn test_optim test_jit test_training_step test_grad_smoke test_ops_torch
-        test_math test_reductions test_indexing test_linalg test_functional test_gpt2 test_tensor_cores"
 gtest=()
 [ -d "$carry/googletest" ] && gtest=(-DLAZYGRAD_GTEST_SOURCE_DIR="$PWD/$carry/googletest")
 if timeout 30 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DLAZYGRAD_PYTHON=OFF "${gtest[@]}" \
   >"$out/build.txt" 2>&1 &&
   # shellcheck disable=SC2086 # the list splits into targets
   timeout 120 cmake --build "$build" -j "$jobs" --target lazygrad_cli bench_cuda bench_gpt2 bench_train_epoch \
-    $suites >>"$out/build.txt" 2>&1; then
+    fuzz_compiler $suites >>"$out/build.txt" 2>&1; then
   note "build: done"
+  prebuilt=
+elif [ -f "$carry/prebuilt.tar.xz" ]; then
+  tail -30 "$out/build.txt"
+  mkdir -p "$build" && tar xJf "$carry/prebuilt.tar.xz" -C "$build"
+  prebuilt=1
+  note "build: FAILED (build.txt); running the programs built by --prepare"
 else
   tail -30 "$out/build.txt"
   note "build: FAILED (build.txt)"
@@ -65,8 +83,17 @@ fi
 grep -E '^  CUDA' "$out/info.txt"
 
 # ---- the suites on CUDA ----
-timeout 60 ctest --test-dir "$build" -R '^cuda_test_' -j "$jobs" --output-on-failure >"$out/suite.txt" 2>&1
-suite=$(grep -E 'tests passed|tests failed' "$out/suite.txt" | tail -1)
+if [ -z "$prebuilt" ]; then
+  timeout 150 ctest --test-dir "$build" -R '^cuda_test_' -j "$jobs" --output-on-failure >"$out/suite.txt" 2>&1
+else  # no CTest files: each suite whole, in parallel, its output kept where it fails
+  for s in $suites; do
+    (DEVICE=CUDA FTZ=0 LAZYGRAD_TEST_FIXTURES=$PWD/tests/fixtures timeout 150 "$build/$s" >"$out/$s.log" 2>&1 &&
+      echo "PASSED $s" || { echo "FAILED $s"; tail -60 "$out/$s.log"; }) &
+  done >"$out/suite.txt" 2>&1
+  wait
+  echo "$(grep -c '^PASSED' "$out/suite.txt") suites passed, $(grep -c '^FAILED' "$out/suite.txt") failed" >>"$out/suite.txt"
+fi
+suite=$(grep -E 'tests passed|tests failed|suites passed' "$out/suite.txt" | tail -1)
 [ -n "$suite" ] && suite="$suite ($(grep -c '(Skipped)' "$out/suite.txt") of them skipped)"
 note "suite: ${suite:-cut short (suite.txt)}"
 
@@ -79,13 +106,23 @@ note "bench_train_epoch: exit $?"
 DEVICE=CUDA timeout 35 "$build/bench_gpt2" --prompt 32 --decode 32 --reps 2 >"$out/bench_gpt2.txt" 2>&1
 note "bench_gpt2: exit $?"
 
+# ---- the compiler's differential fuzzer on CUDA: the seeds found on the CPU, then new ones ----
+found=$(grep -A1 'NAME fuzz_compiler_found_seeds' CMakeLists.txt | grep -oE '[0-9]+(,[0-9]+)+')
+DEVICE=CUDA FTZ=0 timeout 40 "$build/fuzz_compiler" --device CUDA --seeds "$found" --no-minimize \
+  >"$out/fuzz.txt" 2>&1
+note "fuzz, found seeds: exit $?"
+DEVICE=CUDA FTZ=0 timeout 70 "$build/fuzz_compiler" --device CUDA --seconds 50 --start 0 --no-minimize \
+  >>"$out/fuzz.txt" 2>&1
+note "fuzz, 50 s from seed 0: exit $?"
+
 # ---- one table ----
 {
   echo "GPU: $(sed -n 2p "$out/info.txt")"
   echo
   echo "| check | result |"
   echo "|---|---|"
-  echo "| suites, DEVICE=CUDA | ${suite:-cut short} |"
+  echo "| suites, DEVICE=CUDA | ${suite:-cut short}${prebuilt:+ (programs built by --prepare)} |"
+  grep -E '^(fuzz|[0-9]+ programs|seeds|FAIL)' "$out/fuzz.txt" | head -8 | sed 's/^/| fuzz_compiler | /; s/$/ |/'
   grep -E '^matmul|^bandwidth' "$out/bench_cuda.txt" | sed 's/^/| bench_cuda | /; s/$/ |/'
   grep -E '^(mlp|cnn) ' "$out/bench_train.txt" | sed 's/^/| train step (ms, lazygrad vs PyTorch) | /; s/$/ |/'
   grep -E '^(lazygrad|PyTorch|ratio) |^decode vs bound|^read bandwidth' "$out/bench_gpt2.txt" |
