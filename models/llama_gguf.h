@@ -208,7 +208,7 @@ inline std::shared_ptr<Llama> load_llama_gguf(const GGUFFile& file,
   auto model = Llama::from_hf_checkpoint(config, weights, file.path, max_context);
   if (divisors) {
     Tensor& inv_freq = model->model->rotary_emb->inv_freq;
-    inv_freq.assign(inv_freq / divisors->to(kFloat32));
+    inv_freq.assign(inv_freq / divisors->to(kFloat32).to(inv_freq.device()));  // the file is read on the CPU
     inv_freq.realize();
   }
   return model;

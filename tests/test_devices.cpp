@@ -295,6 +295,43 @@ TEST(Devices, ModuleToMovesParametersInPlace) {
   EXPECT_THROW((*lin)(x), Error);  // a CPU input to a CL module
 }
 
+// A checkpoint read on the CPU, loaded into a module on another device: the module's tensors stay
+// where they are (one copy each, no kernel, with assign), and its forward pass runs there. Before,
+// assign made the module's tensor read the CPU buffer while claiming its old device, and the
+// scheduler refused the first forward on a GPU.
+TEST(Devices, ALoadedStateDictStaysOnTheModulesDevice) {
+  for (bool assign : {true, false}) {
+    Tensor::manual_seed(0);
+    auto lin = std::make_shared<nn::Linear>(5, 3);
+    lin->to("CPU:1");
+    Tensor w = Tensor::arange(15).reshape({3, 5}).to(kFloat32).contiguous().realize();  // on the CPU
+    Tensor b = Tensor::from_vector<float>({1, 2, 3}, {3});
+    GlobalCounters::reset();
+    lin->load_state_dict({{"weight", w}, {"bias", b}}, /*strict=*/true, assign);
+    if (assign) {
+      EXPECT_EQ(GlobalCounters::kernel_count, 0) << "a copy each, straight into the module's buffers";
+    }
+    EXPECT_EQ(lin->weight.device(), "CPU:1");
+    EXPECT_EQ(lin->bias.device(), "CPU:1");
+    Tensor x = Tensor::ones({2, 5}, kFloat32, "CPU:1");
+    Tensor y = (*lin)(x);
+    EXPECT_EQ(y.device(), "CPU:1");
+    EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{11, 37, 63, 11, 37, 63})) << "assign " << assign;
+  }
+}
+
+// assign and narrow_assign copy a value from another device, as torch's copy_ does.
+TEST(Devices, AssignCopiesAValueFromAnotherDevice) {
+  Tensor t = Tensor::zeros({2, 3}, kFloat32, "CPU:1").contiguous().realize();
+  t.assign(Tensor::full({2, 3}, 4.0));  // a constant: computed in the writing kernel
+  EXPECT_EQ(t.to_vector<float>(), (std::vector<float>(6, 4)));
+  t.assign(Tensor::from_vector<float>({5, 6, 7, 8, 9, 10}, {2, 3}).realize());  // a buffer on the CPU
+  EXPECT_EQ(t.device(), "CPU:1");
+  EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{5, 6, 7, 8, 9, 10}));
+  t.narrow_assign(0, 1, Tensor::from_vector<float>({-1, -2, -3}, {1, 3}).realize());
+  EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{5, 6, 7, -1, -2, -3}));
+}
+
 // 20 Adam steps of the Fashion-MNIST MLP (models/mlp.h) on CL give the CPU's losses.
 TEST(Devices, MlpTrainingOnClGivesTheCpusLosses) {
   SKIP_WITHOUT_CL();

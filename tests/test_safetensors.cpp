@@ -508,7 +508,8 @@ TEST_F(SafetensorsTest, MappedTensorsTrainUnderTheJit) {
   const std::string on_disk = read_bytes(file);
   StateDict got = lazygrad::load_safetensors(file);
   // The same step on the mapped parameter under the Jit (the input mapped too) and on a copy eagerly.
-  Tensor mapped = got.at("w").requires_grad(true), copy = Tensor::from_vector(w0, {3, 4}).requires_grad(true);
+  Tensor mapped = got.at("w").requires_grad(true),  // the file's tensors are on the CPU, and so is the copy
+      copy = Tensor::from_vector(w0, {3, 4}, "CPU").requires_grad(true);
   const auto mapped_buffer = buffer_of(mapped);
   lazygrad::optim::SGD mapped_opt({mapped}, 0.1), copy_opt({copy}, 0.1);
   auto step = [](Tensor& w, lazygrad::optim::Optimizer& opt, const Tensor& x) {

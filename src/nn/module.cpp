@@ -267,8 +267,11 @@ IncompatibleKeys Module::load_state_dict(const StateDict& state_dict, bool stric
     if (it == state_dict.end()) continue;
     Tensor t = target;  // a handle: the assign writes the module's tensor
     const UOpPtr value = it->second.uop();
+    // The module's tensors stay on their device (as torch's copy_ into them). With assign, on the
+    // same device the module's tensor reads the checkpoint's buffer; on another (a checkpoint read on
+    // the CPU, a model on a GPU) one copy of it, straight into its new buffer. No gradient graph.
     if (assign && it->second.dtype() == t.dtype() && !t.impl()->base && contiguous_buffer_node(value.get()))
-      t.impl()->uop = value;  // the module's tensor now reads the checkpoint's buffer (no gradient graph)
+      t.impl()->uop = it->second.device() == t.device() ? value : it->second.to(t.device()).uop();
     else
       t.assign(it->second.detach());
     written.push_back(t);

@@ -536,12 +536,19 @@ void remember_past(TensorImpl& leaf) {
   std::erase_if(leaf.past, [](const std::weak_ptr<const UOp>& w) { return w.expired(); });
   leaf.past.push_back(leaf.uop);
 }
+
+// `value` where `target` lives: copied there when it is placed on another device (as torch's copy_
+// copies across devices); a floating value (constants) is computed in the writing kernel itself.
+Tensor on_device_of(const Tensor& target, const Tensor& value) {
+  const TensorImpl& v = value.impl()->base ? *value.impl()->base : *value.impl();
+  return v.floating || value.device() == target.device() ? value : value.to(target.device());
+}
 }  // namespace
 
 Tensor& Tensor::assign(const Tensor& value) {
   TensorImpl& self = const_cast<TensorImpl&>(checked(impl_));
   check_leaf_update(*this, "assign");
-  Tensor v = value;
+  Tensor v = on_device_of(*this, value);
   if (v.shape() != shape()) v = v.expand(shape());
   if (v.dtype() != dtype()) v = v.to(dtype());
   if (!self.base) {
@@ -584,7 +591,8 @@ Tensor& narrow_assign_node(Tensor& t, int64_t axis, const UOpPtr& start, const T
           "narrow_assign: value " + shape_str(value.shape()) + " does not fit in " + shape_str(t.shape()));
   Shape region = t.shape();
   region[axis] = value.size(axis);
-  Tensor v = value.shape() == region ? value : value.expand(region);
+  Tensor v = on_device_of(t, value);
+  if (v.shape() != region) v = v.expand(region);
   if (v.dtype() != t.dtype()) v = v.to(t.dtype());
   // The write goes into a buffer: a lazy value, or one with an earlier write still pending (which
   // this one does not overwrite everywhere), is computed first.
