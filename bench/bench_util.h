@@ -135,7 +135,14 @@ inline std::string torch_env(int threads) {
   return env;
 }
 
-// Runs a PyTorch peer, scripts/<script> under source_dir, with /usr/bin/python3 under
+// The Python that runs the PyTorch peers: Debian's /usr/bin/python3 (python3-torch), or
+// LAZYGRAD_TORCH_PYTHON (a GPU machine's PyTorch with CUDA lives elsewhere).
+inline std::string torch_python() {
+  const char* p = std::getenv("LAZYGRAD_TORCH_PYTHON");
+  return p && *p ? p : "/usr/bin/python3";
+}
+
+// Runs a PyTorch peer, scripts/<script> under source_dir, with torch_python() under
 // torch_env(threads), as `<script> --threads <threads><args>`, and reads what it prints into r
 // (a struct with ok, header and message). A line "torch ..." is r.header, "skip <why>" sets
 // r.message; every other line goes to parse(word, rest): its first word and a stream over the
@@ -144,12 +151,12 @@ inline std::string torch_env(int threads) {
 template <class Result, class Parse>
 void run_torch_script(const std::string& source_dir, const std::string& script, int threads,
                       const std::string& args, Result& r, Parse parse) {
-  const std::string cmd = "env " + torch_env(threads) + " /usr/bin/python3 " +
+  const std::string cmd = "env " + torch_env(threads) + " " + shell_quote(torch_python()) + " " +
                           shell_quote(source_dir + "/scripts/" + script) + " --threads " +
                           std::to_string(threads) + args + torch_device_flag();
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) {
-    r.message = "could not start /usr/bin/python3";
+    r.message = "could not start " + torch_python();
     return;
   }
   char buf[4096];

@@ -4,9 +4,10 @@
 // The recipe is the command's: pixels scaled to [0, 1], Adam lr 1e-3, batch 128, cross-entropy, a
 // new shuffle each epoch, the last short batch dropped (468 steps per epoch). lazygrad runs the
 // command's own step (apps/train_step.h: the Jit-compiled forward, backward and update) on the
-// command's DataLoader. PyTorch runs scripts/bench_train_torch.py under Debian's /usr/bin/python3 as
-// a subprocess, with the same thread count, the data held in memory as one float tensor, the same
-// models with PyTorch's default initialization, and an optimized BLAS when one is installed.
+// command's DataLoader. PyTorch runs scripts/bench_train_torch.py under Debian's /usr/bin/python3
+// (or LAZYGRAD_TORCH_PYTHON) as a subprocess, with the same thread count, the data held in memory
+// as one float tensor, the same models with PyTorch's default initialization, and an optimized BLAS
+// when one is installed.
 //
 // Each framework first runs `--warmup` steps (3 at least: lazygrad compiles or loads its kernels on
 // the first, captures them on the second and replays them from the third), reported apart; then
@@ -43,7 +44,6 @@ namespace {
 
 constexpr int64_t kBatch = 128;
 constexpr double kLr = 1e-3;
-constexpr const char* kPython = "/usr/bin/python3";  // Debian's, where python3-torch installs
 
 // The 1-minute load average: the other work on the machine, which both frameworks share.
 double load_average() {
@@ -252,19 +252,21 @@ double number(const std::map<std::string, std::string>& f, const std::string& ke
 Run run_torch(const std::string& model_name, const Config& cfg, int threads, int64_t steps,
               std::map<std::string, std::string>& info) {
   Run r;
-  if (access(kPython, X_OK) != 0) {
-    r.note = std::string(kPython) + " not found (apt-get install python3-torch)";
+  const std::string python = bench::torch_python();
+  if (access(python.c_str(), X_OK) != 0) {
+    r.note = python + " not found (apt-get install python3-torch)";
     return r;
   }
-  if (std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0) {
-    r.note = std::string(kPython) + " cannot import torch (apt-get install python3-torch)";
+  if (std::system((bench::shell_quote(python) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0) {
+    r.note = python + " cannot import torch (apt-get install python3-torch)";
     return r;
   }
   std::string script = torch_script();
   std::string cmd =
-      "env " + bench::torch_env(threads) + " " + kPython + " " + bench::shell_quote(script) + " --model " +
-      model_name + " --threads " + std::to_string(threads) + " --warmup " + std::to_string(cfg.warmup) +
-      " --seed " + std::to_string(cfg.seed) + " --data " + bench::shell_quote(cfg.data_dir) +
+      "env " + bench::torch_env(threads) + " " + bench::shell_quote(python) + " " +
+      bench::shell_quote(script) + " --model " + model_name + " --threads " + std::to_string(threads) +
+      " --warmup " + std::to_string(cfg.warmup) + " --seed " + std::to_string(cfg.seed) + " --data " +
+      bench::shell_quote(cfg.data_dir) +
       (cfg.epochs > 0 ? " --epochs " + std::to_string(cfg.epochs) : " --steps " + std::to_string(steps)) +
       bench::torch_device_flag();
   std::fflush(stdout);
@@ -404,7 +406,7 @@ int main(int argc, char** argv) {
   std::printf("lazygrad: Jit-compiled step of `lazygrad train` (apps/train_step.h); kernels: %s %s\n",
               lazygrad::settings().cc.c_str(), lazygrad::settings().cflags.c_str());
   if (cfg.torch)
-    std::printf("PyTorch: %s %s, environment %s\n", kPython, torch_script().c_str(),
+    std::printf("PyTorch: %s %s, environment %s\n", bench::torch_python().c_str(), torch_script().c_str(),
                 bench::torch_env(threads).c_str());
   std::fflush(stdout);
 

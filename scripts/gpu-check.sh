@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CUDA check on a machine with an NVIDIA GPU, in one run of under 5 minutes: build, the suites
+# The CUDA check on a machine with an NVIDIA GPU, in one run of under 10 minutes: build, the suites
 # with DEVICE=CUDA, the benchmarks, and one table (docs/devices.md, "CUDA"; docs/benchmarks.md).
 #
 #   scripts/gpu-check.sh --prepare   on a machine with the packages (this project's CI image): copies
@@ -9,10 +9,13 @@
 #                                    no package registry
 #   scripts/gpu-check.sh [OUT_DIR]   on the GPU machine: OUT_DIR defaults to $OUT, else gpu-check-out
 #
+# For a shorter rerun: GPU_CHECK_TESTS (a ctest regex; default ^cuda_test_) and GPU_CHECK_FUZZ_S
+# (the fuzzer's seconds of new seeds; 0 skips the fuzzer).
+#
 # Each section writes its file into OUT_DIR as soon as it ends (info.txt, build.txt, suite.txt,
 # bench_cuda.txt, bench_train.txt, bench_gpt2.txt, fuzz.txt, table.md), and each has a time limit
-# (configure 30 s, build 120 s, suites 150 s, the benches 25, 35 and 35 s, the fuzzer 40 and 70 s:
-# about 8 minutes at most), so a run cut short still reports what it reached. Nothing is installed:
+# (configure 30 s, build 180 s, suites 150 s, the benches 25, 60 and 35 s, the fuzzer 40 and 70 s:
+# about 9 minutes at most), so a run cut short still reports what it reached. Nothing is installed:
 # CMake is configured directly (no apt-get), GPT-2 124M gets random weights (bench_gpt2), and
 # PyTorch's figures appear only where the machine's python3 has a PyTorch with CUDA (cuBLAS is
 # opened directly by bench_cuda). Where the machine cannot configure or build, the programs
@@ -64,9 +67,7 @@ gtest=()
 [ -d "$carry/googletest" ] && gtest=(-DLAZYGRAD_GTEST_SOURCE_DIR="$PWD/$carry/googletest")
 if timeout 30 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DLAZYGRAD_PYTHON=OFF "${gtest[@]}" \
   >"$out/build.txt" 2>&1 &&
-  # shellcheck disable=SC2086 # the list splits into targets
-  timeout 120 cmake --build "$build" -j "$jobs" --target lazygrad_cli bench_cuda bench_gpt2 bench_train_epoch \
-    fuzz_compiler $suites >>"$out/build.txt" 2>&1; then
+  timeout 180 cmake --build "$build" -j "$jobs" --target gpu_check_programs >>"$out/build.txt" 2>&1; then
   note "build: done"
   prebuilt=
 elif [ -f "$carry/prebuilt.tar.xz" ]; then
@@ -82,9 +83,17 @@ fi
 "$build/lazygrad" info >>"$out/info.txt" 2>&1
 grep -E '^  CUDA' "$out/info.txt"
 
+# PyTorch's figures need a Python that has it with CUDA: Debian's, else the first python3 on the PATH.
+if ! /usr/bin/python3 -c 'import torch' 2>/dev/null && python3 -c 'import torch' 2>/dev/null; then
+  LAZYGRAD_TORCH_PYTHON=$(command -v python3)
+  export LAZYGRAD_TORCH_PYTHON
+fi
+echo "PyTorch from: ${LAZYGRAD_TORCH_PYTHON:-/usr/bin/python3}" >>"$out/info.txt"
+
 # ---- the suites on CUDA ----
 if [ -z "$prebuilt" ]; then
-  timeout 150 ctest --test-dir "$build" -R '^cuda_test_' -j "$jobs" --output-on-failure >"$out/suite.txt" 2>&1
+  timeout 150 ctest --test-dir "$build" -R "${GPU_CHECK_TESTS:-^cuda_test_}" -j "$jobs" --output-on-failure \
+    >"$out/suite.txt" 2>&1
 else  # no CTest files: each suite whole, in parallel, its output kept where it fails
   for s in $suites; do
     (DEVICE=CUDA FTZ=0 LAZYGRAD_TEST_FIXTURES=$PWD/tests/fixtures timeout 150 "$build/$s" >"$out/$s.log" 2>&1 &&
@@ -100,7 +109,7 @@ note "suite: ${suite:-cut short (suite.txt)}"
 # ---- benchmarks ----
 DEVICE=CUDA timeout 25 "$build/bench_cuda" --n 4096 >"$out/bench_cuda.txt" 2>&1
 note "bench_cuda: exit $?"
-DEVICE=CUDA timeout 35 "$build/bench_train_epoch" --model both --steps 20 --data "$carry/fashion-mnist" \
+DEVICE=CUDA timeout 60 "$build/bench_train_epoch" --model both --steps 20 --data "$carry/fashion-mnist" \
   >"$out/bench_train.txt" 2>&1
 note "bench_train_epoch: exit $?"
 DEVICE=CUDA timeout 35 "$build/bench_gpt2" --prompt 32 --decode 32 --reps 2 >"$out/bench_gpt2.txt" 2>&1
@@ -108,12 +117,15 @@ note "bench_gpt2: exit $?"
 
 # ---- the compiler's differential fuzzer on CUDA: the seeds found on the CPU, then new ones ----
 found=$(grep -A1 'NAME fuzz_compiler_found_seeds' CMakeLists.txt | grep -oE '[0-9]+(,[0-9]+)+')
-DEVICE=CUDA FTZ=0 timeout 40 "$build/fuzz_compiler" --device CUDA --seeds "$found" --no-minimize \
-  >"$out/fuzz.txt" 2>&1
-note "fuzz, found seeds: exit $?"
-DEVICE=CUDA FTZ=0 timeout 70 "$build/fuzz_compiler" --device CUDA --seconds 50 --start 0 --no-minimize \
-  >>"$out/fuzz.txt" 2>&1
-note "fuzz, 50 s from seed 0: exit $?"
+fuzz_s=${GPU_CHECK_FUZZ_S:-50}
+if [ "$fuzz_s" -gt 0 ]; then
+  DEVICE=CUDA FTZ=0 timeout 40 "$build/fuzz_compiler" --device CUDA --seeds "$found" --no-minimize \
+    >"$out/fuzz.txt" 2>&1
+  note "fuzz, found seeds: exit $?"
+  DEVICE=CUDA FTZ=0 timeout $((fuzz_s + 20)) "$build/fuzz_compiler" --device CUDA --seconds "$fuzz_s" --start 0 \
+    --no-minimize >>"$out/fuzz.txt" 2>&1
+  note "fuzz, $fuzz_s s from seed 0: exit $?"
+fi
 
 # ---- one table ----
 {
@@ -122,7 +134,7 @@ note "fuzz, 50 s from seed 0: exit $?"
   echo "| check | result |"
   echo "|---|---|"
   echo "| suites, DEVICE=CUDA | ${suite:-cut short}${prebuilt:+ (programs built by --prepare)} |"
-  grep -E '^(fuzz|[0-9]+ programs|seeds|FAIL)' "$out/fuzz.txt" | head -8 | sed 's/^/| fuzz_compiler | /; s/$/ |/'
+  grep -sE '^(fuzz|[0-9]+ programs|seeds|FAIL)' "$out/fuzz.txt" | head -8 | sed 's/^/| fuzz_compiler | /; s/$/ |/'
   grep -E '^matmul|^bandwidth' "$out/bench_cuda.txt" | sed 's/^/| bench_cuda | /; s/$/ |/'
   grep -E '^(mlp|cnn) ' "$out/bench_train.txt" | sed 's/^/| train step (ms, lazygrad vs PyTorch) | /; s/$/ |/'
   grep -E '^(lazygrad|PyTorch|ratio) |^decode vs bound|^read bandwidth' "$out/bench_gpt2.txt" |
