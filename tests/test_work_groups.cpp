@@ -200,6 +200,38 @@ TEST(WorkGroups, WhatFitsWhichTarget) {
   EXPECT_EQ(parse_opts("T0:2 R1:3"), (std::vector<Opt>{{AxisKind::Local, 0, 2}, {AxisKind::Group, 1, 3}}));
 }
 
+TEST(WorkGroups, AKernelOfFewOutputsGetsANarrowerGroup) {
+  // A GPU's target (renderer/cuda_renderer.cpp): groups of 256, each work-item 4 elements at least.
+  Target gpu;
+  gpu.thread_slices = false;
+  gpu.local_memory = 48 * 1024;
+  gpu.max_local = {1024, 1024, 64};
+  gpu.max_group_size = 1024;
+  gpu.group_reduction = 256;
+  auto grouping = [](const std::vector<Opt>& opts) {
+    for (const Opt& o : opts)
+      if (o.kind == AxisKind::Group) return o.amount;
+    return int64_t{0};
+  };
+  auto row_sum = [](int64_t rows, int64_t n) {
+    return only_kernel(Tensor::randn({rows, n}, kFloat32, "CPU").realize().sum(1));
+  };
+  // A layer norm's statistic over one row of 768: a group of 128 (6 elements each), not one
+  // work-item looping over all 768.
+  EXPECT_EQ(grouping(default_opts(row_sum(1, 768), gpu)), 128);
+  EXPECT_EQ(grouping(default_opts(row_sum(12, 128), gpu)), 32);
+  EXPECT_EQ(grouping(default_opts(row_sum(1, 100), gpu)), 0);  // under 4 x 32: no group
+  EXPECT_EQ(grouping(default_opts(row_sum(1, 3072), gpu)), 256);
+  // Many outputs fill the device on their own: groups of 256 where the row is long enough, as before.
+  EXPECT_EQ(grouping(default_opts(row_sum(4096, 768), gpu)), 0);
+  EXPECT_EQ(grouping(default_opts(row_sum(4096, 1024), gpu)), 256);
+  // A CPU's OpenCL target groups as many work-items as its vector has lanes: unchanged.
+  Target lanes = gpu;
+  lanes.group_reduction = 16;
+  EXPECT_EQ(grouping(default_opts(row_sum(1, 768), lanes)), 16);
+  EXPECT_EQ(grouping(default_opts(row_sum(1, 32), lanes)), 0);
+}
+
 TEST(WorkGroups, BeamOnClSearchesWorkGroups) {
   SKIP_WITHOUT_CL();
   // Small, since PoCL compiles every candidate.

@@ -667,23 +667,38 @@ std::vector<Opt> tensor_core_opts(const Kernel& k) {
 // there, work-item p reducing elements p, p + G, ...: neighbouring work-items read neighbouring
 // elements, and the group's partial sums are independent chains. Not a kernel with a row
 // statistic's loop (softmax): on PoCL its barriers inside the loop made it 5x slower.
+//
+// Each work-item reduces 4 elements at least (a shorter axis is not worth the combine), except in
+// a kernel of few outputs (a layer norm's mean of one row): there the group narrows, down to 32
+// work-items, to fit the axis. Without a group such a kernel is one work-item per output whose
+// loads wait one after another: on an H200, GPT-2's 768-wide layer-norm statistics took 200-700 us
+// each, 10.5 of a decode step's 16.9 ms (scripts/gpu-check.sh, docs/devices.md).
+constexpr int64_t kFewOutputs = 64;  // outputs of a kernel too few to fill a GPU on their own
 std::vector<Opt> work_group_opts(const Kernel& k, const Target& target) {
   std::vector<Opt> opts = required_opts(k);
   const int64_t g = target.group_reduction;
   KernelAxes ax = kernel_axes(k);
   if (g < 2 || !ax.reduce || !opts.empty()) return opts;
+  int64_t outputs = 1;
+  for (size_t a = 0; a < ax.n_output; a++) outputs = saturating_mul(outputs, ax.sizes[a]);
+  auto group_width = [&](int64_t size) {
+    int64_t w = g;
+    if (outputs <= kFewOutputs)
+      while (w > 32 && size < 4 * w) w /= 2;
+    return size >= 4 * w ? w : 0;
+  };
   std::vector<UOpPtr> body = all_of(ax.reduce->src[0], Ops::LOAD);
   int best = -1;
   int64_t best_score = 0;
   for (size_t b = ax.n_output; b < ax.ranges.size(); b++) {
     const int64_t score = vector_score(body, ax.ranges[b].get());
-    if (ax.sizes[b] >= 4 * g && score > best_score) {  // a short one is not worth the combine
+    if (group_width(ax.sizes[b]) > 0 && score > best_score) {
       best = static_cast<int>(b);
       best_score = score;
     }
   }
   if (best < 0) return opts;
-  opts.push_back({AxisKind::Group, best, g});
+  opts.push_back({AxisKind::Group, best, group_width(ax.sizes[best])});
   try {
     if (misfit(apply_opts(k, opts), target).empty()) return opts;
   } catch (const Error&) {
