@@ -4,9 +4,12 @@
 them (runtime/cpu/cpu_device.cpp, build_batch), and the fixed costs of one compiler process.
 
   /usr/bin/python3 scripts/compile-times.py CACHE_DIR [--count 64] [--compilers gcc,clang-14]
+                                                     [--linkers bfd,gold,lld]
 
 Prints the median and p90 per kernel one at a time, the per-kernel time of each unit of 16, and an
-empty file's time to assembly, with the two headers, and to a linked object. docs/devices.md quotes it.
+empty file's time to assembly, with the two headers, and to a linked object; with --linkers, the
+median of compiling a kernel to an object (-c) and of linking that object into a shared object with
+each linker (gcc -shared -fuse-ld=NAME). docs/devices.md quotes it.
 """
 import argparse, os, random, statistics, subprocess, tempfile, time
 
@@ -33,6 +36,7 @@ def main():
     ap.add_argument("cache")
     ap.add_argument("--count", type=int, default=64)
     ap.add_argument("--compilers", default="gcc,clang-14")
+    ap.add_argument("--linkers", default="")
     a = ap.parse_args()
     files = sorted(os.path.join(a.cache, f) for f in os.listdir(a.cache)
                    if f.endswith(".c") and not f.startswith("batch-"))
@@ -55,6 +59,14 @@ def main():
                   f"p90 {one[int(0.9 * len(one))]:.1f} ms; in units of 16: "
                   f"{', '.join(f'{u:.1f}' for u in units)} ms a kernel; an empty file to assembly "
                   f"{fixed[0]:.1f} ms, with <math.h> and <stdint.h> {fixed[1]:.1f} ms, linked {fixed[2]:.1f} ms")
+            if a.linkers:
+                obj, compile_ms, link_ms = os.path.join(tmp, "k.o"), [], {ld: [] for ld in a.linkers.split(",")}
+                for f in files:
+                    compile_ms.append(run([cc, *FLAGS, "-c", "-o", obj, f]))
+                    for ld in link_ms:
+                        link_ms[ld].append(run([cc, "-shared", f"-fuse-ld={ld}", "-o", so, obj, "-lm"]))
+                print(f"{cc}: to an object (-c) median {statistics.median(compile_ms):.1f} ms; linked by " +
+                      ", ".join(f"{ld} {statistics.median(t):.1f} ms" for ld, t in link_ms.items()))
 
 
 if __name__ == "__main__":
