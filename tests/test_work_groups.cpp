@@ -232,6 +232,24 @@ TEST(WorkGroups, AKernelOfFewOutputsGetsANarrowerGroup) {
   EXPECT_EQ(grouping(default_opts(row_sum(1, 32), lanes)), 0);
 }
 
+TEST(WorkGroups, APartialGroupInsideAnOutputLoopIsRefused) {
+  // PoCL aborted the process on such a kernel (the compiler fuzzer's seed 95064 on CL): each row
+  // of 13 reduced by 2 work-items (one has a trip fewer), the 7 rows a loop around it.
+  Kernel k = only_kernel(Tensor::randn({7, 13}, kFloat32, "CPU").realize().max(1));
+  Target wg;
+  wg.thread_slices = false;
+  wg.local_memory = 1024;
+  wg.max_local = {256, 256, 64};
+  wg.max_group_size = 256;
+  const std::vector<Opt> partial{{AxisKind::Loop, 0, 7}, {AxisKind::Group, 1, 2}};
+  EXPECT_NE(misfit(apply_opts(k, partial), wg).find("partial inside an output loop"), std::string::npos);
+  EXPECT_EQ(fit_to_target(k, partial, wg), required_opts(k));
+  // A group that divides the row, or rows that are not a loop, are fine.
+  EXPECT_EQ(misfit(apply_opts(k, std::vector<Opt>{{AxisKind::Loop, 0, 7}, {AxisKind::Group, 1, 13}}), wg),
+            "");
+  EXPECT_EQ(misfit(apply_opts(k, std::vector<Opt>{{AxisKind::Group, 1, 2}}), wg), "");
+}
+
 TEST(WorkGroups, BeamOnClSearchesWorkGroups) {
   SKIP_WITHOUT_CL();
   // Small, since PoCL compiles every candidate.
