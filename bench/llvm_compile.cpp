@@ -28,7 +28,12 @@
 
 #include "bench_util.h"
 
-#ifdef LAZYGRAD_HAVE_LLVM
+#ifndef LAZYGRAD_HAVE_LLVM
+int main() {
+  std::printf("skip: built without LLVM 15 (apt-get install llvm-15-dev, then configure again)\n");
+  return 0;
+}
+#else
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/IRReader.h>
@@ -37,7 +42,6 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
-#endif
 
 namespace fs = std::filesystem;
 
@@ -57,7 +61,6 @@ Stats stats(std::vector<double> v) {
 
 int run(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()); }
 
-#ifdef LAZYGRAD_HAVE_LLVM
 // The phases of one in-process compile, in ms.
 struct Phases {
   double parse = 0, optimize = 0, codegen = 0, load = 0;
@@ -176,7 +179,6 @@ struct InProcess {
     return stem.substr(0, stem.rfind('-')) + "_entry";
   }
 };
-#endif
 
 }  // namespace
 
@@ -202,10 +204,6 @@ int main(int argc, char** argv) {
         "after a cold run)\n");
     return 2;
   }
-#ifndef LAZYGRAD_HAVE_LLVM
-  std::printf("skip: built without LLVM 15 (apt-get install llvm-15-dev, then configure again)\n");
-  return 0;
-#else
   std::vector<std::string> kernels;
   for (const auto& e : fs::directory_iterator(cache)) {
     const std::string f = e.path().string();
@@ -274,5 +272,5 @@ int main(int argc, char** argv) {
               cflags.c_str());
   std::printf("ratio (C path over in-process LLVM, medians): %.1fx\n", c_ms.median / llvm_ms.median);
   return 0;
-#endif
 }
+#endif
