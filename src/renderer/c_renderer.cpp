@@ -39,9 +39,11 @@ CStyleLanguage c_language() {
       "#if defined(__GNUC__) && !defined(__clang__)\n"
       "#pragma GCC optimize(\"no-tree-loop-if-convert\", \"no-tree-slp-vectorize\")\n"
       "#if defined(__x86_64__)\n#pragma GCC target(\"prefer-vector-width=512\")\n#endif\n#endif\n"
-      "#if defined(__x86_64__) && defined(__GNUC__) && defined(__AVX512F__)\n"
+      "#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)\n"
       "#define LG_IN_REGISTER(x) __asm__(\"\" : \"+v\"(x))\n"
       "#else\n#define LG_IN_REGISTER(x) (void)(x)\n#endif\n";
+  // GCC's alone: clang (CC=clang, LAZYGRAD_CPU_COMPILER=llvm) has no "v" register for some vector
+  // types (a vector of 16 bools: "couldn't allocate output register"), and needs no pin.
   c.keep_in_register = "LG_IN_REGISTER";
   c.guarded_definitions = true;  // runtime/cpu builds kernels in batches
   c.masked_loads = true;
