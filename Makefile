@@ -10,7 +10,7 @@ CMAKE_ARGS ?=
 CACHE_DIR = $(or $(LAZYGRAD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/lazygrad)
 FORMAT_DIRS = include src apps tests bench examples
 
-.PHONY: all deps build demo charlm test test-cl lines bench sanitize format clean fixtures fuzz-compiler
+.PHONY: all deps build demo charlm test test-deps test-cl lines bench sanitize format clean fixtures fuzz-compiler
 
 all: build
 
@@ -42,9 +42,13 @@ charlm: build
 # The training tests read Fashion-MNIST (Debian's dataset-fashion-mnist, 30 MB) and the Python
 # tests compare with PyTorch (python3-torch); the `cl` suites run on PoCL (OpenCL on the CPU):
 # installed here so that CI runs them instead of skipping them.
-TEST_PACKAGES = dataset-fashion-mnist python3-torch pocl-opencl-icd ocl-icd-opencl-dev clinfo
-test: build
+# The label llvm runs every suite with the CPU's in-process compiler, which needs clang's and LLVM's
+# libraries when CMake configures (llvm-15-dev, libclang-cpp15-dev): installed before the build.
+TEST_PACKAGES = dataset-fashion-mnist python3-torch pocl-opencl-icd ocl-icd-opencl-dev clinfo llvm-15-dev \
+                libclang-cpp15-dev
+test-deps:
 	@bash scripts/install-deps.sh $(TEST_PACKAGES)
+test: test-deps build
 	@if [ -f '$(CACHE_DIR)/compile-log.tsv' ]; then wc -l < '$(CACHE_DIR)/compile-log.tsv'; else echo 0; fi > $(BUILD)/.compile-log-start
 	ctest --test-dir $(BUILD) --output-on-failure -j 2
 	@tail -n +$$(( $$(cat $(BUILD)/.compile-log-start) + 1 )) '$(CACHE_DIR)/compile-log.tsv' 2>/dev/null | \

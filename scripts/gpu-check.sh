@@ -116,7 +116,7 @@ DEVICE=CUDA timeout 35 "$build/bench_gpt2" --prompt 32 --decode 32 --reps 2 >"$o
 note "bench_gpt2: exit $?"
 
 # ---- the compiler's differential fuzzer on CUDA: the seeds found on the CPU, then new ones ----
-found=$(grep -A1 'NAME fuzz_compiler_found_seeds' CMakeLists.txt | grep -oE '[0-9]+(,[0-9]+)+')
+found=$(grep 'set(fuzz_found_seeds' CMakeLists.txt | grep -oE '[0-9]+(,[0-9]+)+')
 fuzz_s=${GPU_CHECK_FUZZ_S:-50}
 if [ "$fuzz_s" -gt 0 ]; then
   DEVICE=CUDA FTZ=0 timeout 40 "$build/fuzz_compiler" --device CUDA --seeds "$found" --no-minimize \

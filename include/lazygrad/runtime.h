@@ -13,6 +13,9 @@ struct Settings {
   bool flush_denormals = true;  // FTZ: flush denormals on the runtime's worker threads (FTZ=0 turns it off)
   std::string cc;               // CC: the C compiler for CPU kernels
   std::string cflags;           // flags passed to it
+  // LAZYGRAD_CPU_COMPILER: "cc" (the compiler above, a process per batch of kernels) or "llvm" (clang
+  // and LLVM inside the process, where the build has them: docs/devices.md)
+  std::string cpu_compiler = "cc";
   std::string cache_dir;        // LAZYGRAD_CACHE, else $XDG_CACHE_HOME/lazygrad, else ~/.cache/lazygrad
   bool noopt = false;           // NOOPT=1: kernels as lowered, no upcast, unroll or vectors
   int beam = 0;                 // BEAM=N: search N candidates wide for each new kernel's optimizations

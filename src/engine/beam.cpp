@@ -134,7 +134,7 @@ std::string cache_path(const Kernel& k, int width) {
   // where its buffers live; choices are kept per kind of device.
   std::string key = render_kernel(k, {})->source + "\nDEVICE=" + device(k.device).kind() +
                     "\nBEAM=" + std::to_string(width) + " THREADS=" + std::to_string(s.threads) + "\n" +
-                    s.cc + " " + s.cflags;
+                    (s.cpu_compiler == "llvm" ? "llvm" : s.cc + " " + s.cflags);
   return cache_dir() + "/beam-" + hex64(fnv1a(key)) + ".txt";
 }
 

@@ -43,6 +43,9 @@ Settings& mutable_settings() {
     // -fwrapv makes signed overflow wrap as it does in PyTorch.
     s.cflags =
         env("LAZYGRAD_CFLAGS", "-O2 -march=native -fPIC -shared -fwrapv -fno-math-errno -ffp-contract=off");
+    s.cpu_compiler = env("LAZYGRAD_CPU_COMPILER", "cc");
+    if (s.cpu_compiler != "cc" && s.cpu_compiler != "llvm")
+      throw Error("settings: LAZYGRAD_CPU_COMPILER=" + s.cpu_compiler + " is not a CPU compiler (cc or llvm)");
     std::string xdg = env("XDG_CACHE_HOME", env("HOME", "/tmp") + "/.cache");
     s.cache_dir = env("LAZYGRAD_CACHE", xdg + "/lazygrad");
     return s;

@@ -1,5 +1,7 @@
-// The CPU device: kernels are C, compiled by the system compiler into a shared object, cached on
-// disk by a hash of source and flags, loaded with dlopen and run on a thread pool.
+// The CPU device: kernels are C, compiled by the system compiler into a shared object (loaded with
+// dlopen), or with LAZYGRAD_CPU_COMPILER=llvm by clang and LLVM inside the process into an object
+// (loaded by ORC's JIT linker: runtime/cpu/llvm_compiler.h); cached on disk by a hash of the source
+// and the compiler, and run on a thread pool.
 #include <dlfcn.h>
 #include <malloc.h>
 #include <signal.h>
@@ -22,6 +24,7 @@
 #include "lazygrad/counters.h"
 #include "lazygrad/error.h"
 #include "renderer/renderer.h"
+#include "runtime/cpu/llvm_compiler.h"
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
 #include "runtime/interrupt.h"
@@ -58,19 +61,23 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-// A loaded kernel object: dlopen's handle and the kernel's entry.
+// A loaded kernel object (what unloads it when the last holder lets go: dlclose, or the JIT's
+// library removed) and the kernel's entry.
 struct Loaded {
-  void* handle = nullptr;
+  std::shared_ptr<void> owner;
   KernelFn fn = nullptr;
 };
+
+// Whether kernels are compiled in the process (LAZYGRAD_CPU_COMPILER=llvm) rather than by `cc`.
+bool in_process() { return settings().cpu_compiler == "llvm"; }
 
 // Owns its object: unloaded when the last holder (a schedule, realize's cache of compiled kernels, a
 // Jit capture) lets it go, so a process that meets kernel after kernel (the compiler fuzzer: 13,000
 // objects in 15 minutes) does not run out of memory mappings.
 class CpuProgram : public Program {
  public:
-  CpuProgram(Loaded loaded, ThreadPool* (*pool)()) : handle_(loaded.handle), fn_(loaded.fn), pool_(pool) {}
-  ~CpuProgram() override { dlclose(handle_); }
+  CpuProgram(Loaded loaded, ThreadPool* (*pool)())
+      : owner_(std::move(loaded.owner)), fn_(loaded.fn), pool_(pool) {}
   CpuProgram(const CpuProgram&) = delete;
   CpuProgram& operator=(const CpuProgram&) = delete;
   LaunchResult launch(const LaunchArgs& a) const override {
@@ -100,7 +107,7 @@ class CpuProgram : public Program {
     return err;
   }
 
-  void* handle_;
+  std::shared_ptr<void> owner_;
   KernelFn fn_;
   ThreadPool* (*pool_)();
 };
@@ -181,13 +188,19 @@ class CpuAllocator : public PooledAllocator {
 };
 
 DeviceInfo cpu_info(const std::string& name) {
-  int status = 0;
-  std::string v = run_command(quote(settings().cc) + " --version", status);
-  std::string first = v.substr(0, v.find('\n'));
-  bool ok = status == 0;
-  return {name,
-          (ok ? first : "compiler '" + settings().cc + "' not found") + ", " +
-              std::to_string(settings().threads) + " threads; " + host_cpu().describe(),
+  std::string compiler;
+  bool ok = true;
+  if (in_process()) {
+    ok = llvm_compiler_built();
+    compiler =
+        ok ? llvm_compiler_description() : "LAZYGRAD_CPU_COMPILER=llvm: " + llvm_compiler_description();
+  } else {
+    int status = 0;
+    std::string v = run_command(quote(settings().cc) + " --version", status);
+    ok = status == 0;
+    compiler = ok ? v.substr(0, v.find('\n')) : "compiler '" + settings().cc + "' not found";
+  }
+  return {name, compiler + ", " + std::to_string(settings().threads) + " threads; " + host_cpu().describe(),
           ok};
 }
 
@@ -216,7 +229,7 @@ class CpuDevice : public Device {
   const Renderer& renderer() const override { return c_renderer(); }
 
   std::shared_ptr<Program> compile(const std::string& name, const std::string& source) override {
-    return compile_c(name, source);
+    return in_process() ? compile_in_process(name, source) : compile_c(name, source);
   }
 
   // The jobs loaded or in the cache take their program from there; the others (two or more) are
@@ -225,6 +238,7 @@ class CpuDevice : public Device {
   // the link once for the batch (docs/devices.md has the numbers). A batch that fails to build is
   // built again one kernel at a time, so that each error names its kernel.
   void compile_batch(std::span<CompileJob> jobs) override {
+    if (in_process()) return Device::compile_batch(jobs);  // no process to share: one at a time
     std::vector<Pending> misses;
     std::vector<std::pair<size_t, size_t>> repeats;  // a job whose kernel an earlier miss is, and that one
     for (size_t i = 0; i < jobs.size(); i++) {
@@ -282,7 +296,38 @@ class CpuDevice : public Device {
 
   static std::string key_of(const std::string& source) {
     const Settings& s = settings();
+    if (in_process()) return hex64(fnv1a(source + "\n" + llvm_compiler_description()));
     return hex64(fnv1a(source + "\n" + s.cc + "\n" + s.cflags));
+  }
+
+  // A kernel compiled by clang and LLVM in this process: its object cached on disk (`.o`, with the
+  // source and a checksum, as the C path's `.so`) and linked into the process by ORC's JIT.
+  static std::shared_ptr<Program> compile_in_process(const std::string& name, const std::string& source) {
+    const std::string key = key_of(source);
+    if (auto p = found(name, key, source)) return p;
+    const std::string base = cache_dir() + "/" + name + "-" + key;
+    auto t0 = std::chrono::steady_clock::now();
+    const std::string object = compile_c_in_process(source, name + "-" + key + ".c");
+    record_compile(base, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    write_file_atomic(base + ".c", source);
+    write_file_atomic(base + ".sum", hex64(fnv1a(object)));
+    write_file_atomic(base + ".o", object);
+    std::string why;
+    Loaded fn = load_jit(object, name, &why);
+    if (!fn.fn) throw Error("compile: compiled " + name + " in process but could not load it: " + why);
+    return keep(key, fn);
+  }
+
+  // The entry of an object loaded by the JIT (null if it does not load).
+  static Loaded load_jit(const std::string& object, const std::string& name, std::string* why) {
+    std::shared_ptr<JitObject> o = load_object(object, name, why);
+    if (!o) return {};
+    auto fn = reinterpret_cast<KernelFn>(o->find(name + "_entry"));
+    if (!fn) {
+      if (why && why->empty()) *why = "no symbol " + name + "_entry";
+      return {};
+    }
+    return {std::move(o), fn};
   }
 
   // The kernel's program if some holder has it loaded now or the disk cache has it (else null).
@@ -326,27 +371,30 @@ class CpuDevice : public Device {
   static Loaded load(const std::string& so, const std::string& name, const std::string& key) {
     void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) return {};
+    std::shared_ptr<void> owner(h, [](void* p) { dlclose(p); });
     auto fn = reinterpret_cast<KernelFn>(dlsym(h, (name + "_" + key + "_entry").c_str()));
     if (!fn) fn = reinterpret_cast<KernelFn>(dlsym(h, (name + "_entry").c_str()));
-    if (!fn) {
-      dlclose(h);
-      return {};
-    }
-    return {h, fn};
+    if (!fn) return {};
+    return {std::move(owner), fn};
   }
 
   // An entry is valid when its stored source is ours and the object's checksum matches.
   static Loaded load_cached(const std::string& base, const std::string& name, const std::string& key,
                             const std::string& source) {
+    const std::string ext = in_process() ? ".o" : ".so";
     auto src = read_file(base + ".c");
-    auto so = read_file(base + ".so");
+    auto object = read_file(base + ext);
     auto sum = read_file(base + ".sum");
-    if (!src || !so || !sum) return {};
-    if (*src != source || *sum != hex64(fnv1a(*so))) {
-      debug_log(3, "cache: " + base + ".so is corrupt or stale, rebuilding");
+    if (!src || !object || !sum) return {};
+    if (*src != source || *sum != hex64(fnv1a(*object))) {
+      debug_log(3, "cache: " + base + ext + " is corrupt or stale, rebuilding");
       return {};
     }
-    return load(base + ".so", name, key);
+    if (!in_process()) return load(base + ".so", name, key);
+    std::string why;
+    Loaded fn = load_jit(*object, name, &why);
+    if (!fn.fn) debug_log(3, "cache: " + base + ".o does not load (" + why + "), rebuilding");
+    return fn;
   }
 
   // Runs the compiler on `c_file` into `so`; throws an InterruptedError or an Error (with `what`,
