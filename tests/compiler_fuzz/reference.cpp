@@ -38,6 +38,19 @@ FloatFormat format_of(DType dt) {
 
 double min_normal(DType dt) { return std::ldexp(1.0, format_of(dt).min_exponent); }
 
+// Whether a product p of factors whose magnitudes >= 1 multiply to `big` and the others to `small`
+// may come out other than p in dt: partial products in the dtype (vector lanes, split reductions,
+// a scan's order) leave its range where p does not, the factors >= 1 together overflowing or those
+// below 1 together underflowing (flushed to 0, or a 0 among them), and an overflowed partial times
+// an underflowed one is inf * 0 = NaN. Which happens depends on the order, as in PyTorch's own
+// vectorized prod (seed 22756: 0 exactly, NaN on 8 lanes; seed 92282, a cumprod: 2.9e20 * 9.7e24
+// overflows float32, then times 0 is NaN, where the exact prefix is 0).
+bool partials_leave_range(double big, double small, double p, DType dt) {
+  const double top = format_of(dt).max_finite, bottom = min_normal(dt), ap = std::fabs(p);
+  const bool overflows = big > top, underflows = small < bottom;
+  return !std::isnan(p) && ((overflows && (ap <= top || underflows)) || (underflows && ap >= bottom));
+}
+
 int bits_of(DType dt) {
   switch (dt) {
     case kBool:
@@ -740,17 +753,10 @@ RefTensor reduce(const Step& s, const RefTensor& x) {
             if (j != k) others *= std::fabs(x.f[j]);
           err += x.err[k] * others;
         }
-        // Partial products in the dtype (vector lanes, split reductions) may leave its range where
-        // the whole product does not: the factors of magnitude >= 1 together overflow, or those
-        // below 1 together underflow (flushed to 0, or a 0 among them), and an overflowed partial
-        // times an underflowed one is inf * 0 = NaN. Which happens depends on the order, as in
-        // PyTorch's own vectorized prod: don't care (seed 22756: 0 exactly, NaN on 8 lanes).
+        // Partial products that leave the dtype's range: don't care (partials_leave_range).
         double big = 1, small = 1;
         for (int64_t k : m) (std::fabs(x.f[k]) >= 1 ? big : small) *= std::fabs(x.f[k]);
-        const double top = format_of(dt).max_finite, bottom = min_normal(dt), ap = std::fabs(p);
-        bool overflows = big > top, underflows = small < bottom;
-        if (!std::isnan(p) && ((overflows && (ap <= top || underflows)) || (underflows && ap >= bottom)))
-          dc = true;
+        if (partials_leave_range(big, small, p, dt)) dc = true;
         set_float(out, o, p, err + ulp_of(dt) * (n + 1) * std::fabs(p), dc);
         break;
       }
@@ -872,6 +878,7 @@ RefTensor scan(const Step& s, const RefTensor& x) {
   bool prod = s.op == Op::Cumprod;
   for (const auto& m : g.members) {
     double acc = prod ? 1 : 0, abs_acc = 0, err = 0;
+    double big = 1, small = 1;  // the prefix's factors of magnitude >= 1, and those below 1
     int64_t iacc = prod ? 1 : 0;
     bool dc = false;
     for (size_t j = 0; j < m.size(); j++) {
@@ -886,8 +893,13 @@ RefTensor scan(const Step& s, const RefTensor& x) {
       }
       double v = x.f[k];
       if (prod) {
-        err = err * std::fabs(v) + x.err[k] * std::fabs(acc) + ulp_of(x.dtype) * std::fabs(acc * v) * (j + 1);
+        // Each step's rounding, with its absolute floor in the subnormals (`rounding`), carried on by
+        // the later factors (seed 200557: a prefix through 5.7e-39, then multiplied by 124 and 192).
+        err = err * std::fabs(v) + x.err[k] * std::fabs(acc) + rounding(x.dtype, acc * v) * (j + 1);
         acc *= v;
+        // A prefix's partial products may leave the dtype's range (partials_leave_range).
+        (std::fabs(v) >= 1 ? big : small) *= std::fabs(v);
+        if (partials_leave_range(big, small, acc, x.dtype)) dc = true;
         set_float(out, k, acc, err, dc);
       } else {
         acc += v;
