@@ -115,6 +115,7 @@ TEST(LlvmCompiler, ACompileErrorNamesTheKernelAndSaysWhy) {
     const std::string m = e.what();
     EXPECT_NE(m.find("k_broken-0123.c"), std::string::npos) << m;
     EXPECT_NE(m.find("undeclared"), std::string::npos) << m;
+    EXPECT_NE(m.find("--- source ---\nint k_broken_entry(void)"), std::string::npos) << m;
   }
 }
 

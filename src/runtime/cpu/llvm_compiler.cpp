@@ -144,7 +144,9 @@ std::string compile_c_in_process(const std::string& source, const std::string& f
   files->addFile(std::string(kIncludeDir) + "/stdint.h", 0, llvm::MemoryBuffer::getMemBuffer(kStdintH));
 
   // What `clang -O2 -march=native -fPIC -fwrapv -fno-math-errno -ffp-contract=off
-  // -mprefer-vector-width=512 -c` runs (clang -###), with the headers above for the system's.
+  // -mprefer-vector-width=512 -c` runs (clang -###), with the headers above for the system's, no
+  // SLP vectorizer (as the C path's GCC pragma: docs/devices.md) and no warnings (generated code
+  // warns about what it means, as the C path's are never shown).
   std::vector<std::string> args = {"-triple",
                                    h.triple,
                                    "-emit-obj",
@@ -159,7 +161,7 @@ std::string compile_c_in_process(const std::string& source, const std::string& f
                                    h.cpu};
   for (const std::string& f : h.features) args.insert(args.end(), {"-target-feature", f});
   args.insert(args.end(), {"-O2", "-fwrapv", "-fgnuc-version=4.2.1", "-vectorize-loops",
-                           "-mprefer-vector-width=512", "-ferror-limit", "19", "-nostdsysteminc",
+                           "-mprefer-vector-width=512", "-w", "-ferror-limit", "19", "-nostdsysteminc",
                            "-internal-isystem", kIncludeDir, "-x", "c", main_file});
   std::vector<const char*> argv;
   for (const std::string& a : args) argv.push_back(a.c_str());
@@ -169,6 +171,7 @@ std::string compile_c_in_process(const std::string& source, const std::string& f
   clang::CompilerInstance ci;
   auto diag_options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
   ci.createDiagnostics(new clang::TextDiagnosticPrinter(diag_out, diag_options.get()), true);
+  ci.setVerboseOutputStream(diag_out);  // "N errors generated." there too, not on the process's stderr
   if (!clang::CompilerInvocation::CreateFromArgs(ci.getInvocation(), argv, ci.getDiagnostics()))
     throw Error("compile: clang (in process) refused its arguments:\n" + diagnostics);
   ci.createFileManager(files);
@@ -177,7 +180,8 @@ std::string compile_c_in_process(const std::string& source, const std::string& f
   llvm::LLVMContext context;
   clang::EmitObjAction action(&context);
   if (!ci.ExecuteAction(action) || object.empty())
-    throw Error("compile: clang (in process) failed on " + file + ":\n" + diagnostics);
+    throw Error("compile: clang (in process) failed on " + file + ":\n" + diagnostics + "\n--- source ---\n" +
+                source);
   return std::string(object.data(), object.size());
 }
 

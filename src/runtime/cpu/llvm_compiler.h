@@ -16,7 +16,7 @@ std::string llvm_compiler_description();
 
 // The object code (ELF, relocatable) of one C translation unit, compiled at -O2 for this machine
 // with the C path's semantics: -fwrapv, -ffp-contract=off, no math errno. `file` names it in
-// diagnostics. Error with clang's diagnostics when it does not compile. Thread-safe.
+// diagnostics. Error with clang's diagnostics and the source when it does not compile. Thread-safe.
 std::string compile_c_in_process(const std::string& source, const std::string& file);
 
 // An object loaded into the process, in a JIT library of its own (kernels of one name are different
