@@ -96,16 +96,14 @@ bench:
 	  PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/python_step.py --build $(BUILD); fi
 
 # ASan + UBSan at -O1 with asserts on, built by clang in its own build dir so it never mixes with the
-# Release build (which g++ builds: both compilers see the code). Without the in-process compiler
-# (LAZYGRAD_LLVM=OFF): linking clang's and LLVM's libraries into every instrumented test doubled
-# this target's cold time (339 to 654 s), and their code is not instrumented anyway. The fixture parity suites (numerics,
+# Release build (which g++ builds: both compilers see the code). The fixture parity suites (numerics,
 # run by `make test`) are left out to keep CI's time. The same library makes the libFuzzer targets of
 # the file loaders (tests/fuzz), which then run FUZZ_RUNS inputs each from a fixed seed.
 FUZZ_RUNS ?= 10000
 sanitize:
 	@bash scripts/install-deps.sh clang libclang-rt-14-dev
 	cmake -S . -B $(ASAN) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-	  -DLAZYGRAD_SANITIZE=ON -DLAZYGRAD_BUILD_FUZZERS=ON -DLAZYGRAD_FIXTURE_SUITES=OFF -DLAZYGRAD_BUILD_BENCH=OFF -DLAZYGRAD_LLVM=OFF \
+	  -DLAZYGRAD_SANITIZE=ON -DLAZYGRAD_BUILD_FUZZERS=ON -DLAZYGRAD_FIXTURE_SUITES=OFF -DLAZYGRAD_BUILD_BENCH=OFF \
 	  $(CMAKE_ARGS)
 	cmake --build $(ASAN) -j $(JOBS)
 	UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(ASAN) --output-on-failure -j 2
