@@ -25,7 +25,6 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <atomic>
-#include <mutex>
 #include <vector>
 #endif
 
@@ -132,7 +131,10 @@ bool llvm_compiler_built() { return true; }
 int64_t jit_objects_loaded() { return loaded_count; }
 
 std::string llvm_compiler_description() {
-  return "clang " CLANG_VERSION_STRING " and LLVM " LLVM_VERSION_STRING ", in process, for " + host().cpu;
+  // Part of every kernel's cache key: made once.
+  static const std::string d =
+      "clang " CLANG_VERSION_STRING " and LLVM " LLVM_VERSION_STRING ", in process, for " + host().cpu;
+  return d;
 }
 
 std::string compile_c_in_process(const std::string& source, const std::string& file) {
