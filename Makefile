@@ -42,10 +42,9 @@ charlm: build
 # The training tests read Fashion-MNIST (Debian's dataset-fashion-mnist, 30 MB) and the Python
 # tests compare with PyTorch (python3-torch); the `cl` suites run on PoCL (OpenCL on the CPU):
 # installed here so that CI runs them instead of skipping them.
-# The label llvm runs every suite with the CPU's in-process compiler, which needs clang's and LLVM's
-# libraries when CMake configures (llvm-15-dev, libclang-cpp15-dev): installed before the build.
-TEST_PACKAGES = dataset-fashion-mnist python3-torch pocl-opencl-icd ocl-icd-opencl-dev clinfo llvm-15-dev \
-                libclang-cpp15-dev
+# The suites run with the CPU's in-process compiler (clang's and LLVM's libraries, which `deps`
+# installs before CMake configures) and again, label cc, with `cc` processes.
+TEST_PACKAGES = dataset-fashion-mnist python3-torch pocl-opencl-icd ocl-icd-opencl-dev clinfo
 test-deps:
 	@bash scripts/install-deps.sh $(TEST_PACKAGES)
 test: test-deps build

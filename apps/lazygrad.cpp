@@ -166,7 +166,8 @@ int cmd_info(const Args& args) {
             << "  cc               " << or_none(s.cc) << "  (CC)\n"
             << "  cflags           " << or_none(s.cflags) << "  (LAZYGRAD_CFLAGS)\n"
             << "  cpu_compiler     " << s.cpu_compiler
-            << "  (LAZYGRAD_CPU_COMPILER; cc: CC as a process, llvm: clang and LLVM in process)\n"
+            << "  (LAZYGRAD_CPU_COMPILER; llvm: clang and LLVM in process, the default where built; cc: CC as a "
+               "process)\n"
             << "  cache_dir        " << or_none(s.cache_dir) << "  (LAZYGRAD_CACHE)\n"
             << "  default device   " << lazygrad::default_device() << "  (DEVICE)\n";
   return 0;

@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
 
   double t_start = bench::now_s();
   std::printf("bench_conv: conv2d float32, no bias, stride 1; %d threads, best of %d\n", threads, reps);
-  std::printf("kernels: %s %s\n", lazygrad::settings().cc.c_str(), lazygrad::settings().cflags.c_str());
+  std::printf("kernels: %s\n", lazygrad::cpu_kernel_compiler().c_str());
   std::fflush(stdout);
 
   std::vector<Result> results;

@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
   const double mib = static_cast<double>(n) * 4 / (1 << 20);
   std::printf("bench_elementwise: N = %lld float32 (%.1f MiB per array), %d threads, best of %d\n",
               static_cast<long long>(n), mib, threads, reps);
-  std::printf("kernels: %s %s\n", lazygrad::settings().cc.c_str(), lazygrad::settings().cflags.c_str());
+  std::printf("kernels: %s\n", lazygrad::cpu_kernel_compiler().c_str());
   double t_start = bench::now_s();
 
   // ---- the peer ----

@@ -217,8 +217,8 @@ int main(int argc, char** argv) {
               std::thread::hardware_concurrency(), cpu.mhz, cpu.mhz_from.c_str());
   std::printf("peak: %d lanes * 2 FLOP/FMA * %d FMA/cycle * %.2f GHz = %.1f GFLOP/s per thread\n", cpu.lanes,
               cpu.model.fmas_per_cycle, cpu.mhz * 1e-3, peak_gflops(cpu, 1));
-  std::printf("kernels: %s %s (cache %s)\n", lazygrad::settings().cc.c_str(),
-              lazygrad::settings().cflags.c_str(), lazygrad::settings().cache_dir.c_str());
+  std::printf("kernels: %s (cache %s)\n", lazygrad::cpu_kernel_compiler().c_str(),
+              lazygrad::settings().cache_dir.c_str());
 #ifdef LAZYGRAD_HAVE_OPENBLAS
   std::printf("OpenBLAS: %s, core %s (OPENBLAS_CORETYPE=%s)\n", openblas_get_config(),
               openblas_get_corename(),

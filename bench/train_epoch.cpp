@@ -403,8 +403,8 @@ int main(int argc, char** argv) {
       "seed %llu, threads %d\n",
       static_cast<long long>(n_train), static_cast<long long>(kBatch),
       static_cast<long long>(steps_per_epoch), kLr, static_cast<unsigned long long>(cfg.seed), threads);
-  std::printf("lazygrad: Jit-compiled step of `lazygrad train` (apps/train_step.h); kernels: %s %s\n",
-              lazygrad::settings().cc.c_str(), lazygrad::settings().cflags.c_str());
+  std::printf("lazygrad: Jit-compiled step of `lazygrad train` (apps/train_step.h); kernels: %s\n",
+              lazygrad::cpu_kernel_compiler().c_str());
   if (cfg.torch)
     std::printf("PyTorch: %s %s, environment %s\n", bench::torch_python().c_str(), torch_script().c_str(),
                 bench::torch_env(threads).c_str());

@@ -13,8 +13,8 @@ struct Settings {
   bool flush_denormals = true;  // FTZ: flush denormals on the runtime's worker threads (FTZ=0 turns it off)
   std::string cc;               // CC: the C compiler for CPU kernels
   std::string cflags;           // flags passed to it
-  // LAZYGRAD_CPU_COMPILER: "cc" (the compiler above, a process per batch of kernels) or "llvm" (clang
-  // and LLVM inside the process, where the build has them: docs/devices.md)
+  // LAZYGRAD_CPU_COMPILER: "llvm" (clang and LLVM inside the process; the default where the build has
+  // them) or "cc" (the compiler above, a process per batch of kernels): docs/devices.md
   std::string cpu_compiler = "cc";
   std::string cache_dir;        // LAZYGRAD_CACHE, else $XDG_CACHE_HOME/lazygrad, else ~/.cache/lazygrad
   bool noopt = false;           // NOOPT=1: kernels as lowered, no upcast, unroll or vectors
@@ -37,6 +37,9 @@ struct DeviceInfo {
 // Every device found, and for each known kind that is missing, one unavailable entry saying why
 // (no library, no platform, no device).
 std::vector<DeviceInfo> devices();
+// What compiles CPU kernels in this process, for a benchmark's header: "clang 15.0.6 and LLVM 15.0.6,
+// in process, for rocketlake, -O2" or "cc -O2 -march=native ..." (settings().cpu_compiler).
+std::string cpu_kernel_compiler();
 // Where tensors go when no device is given: DEVICE from the environment (canonical: "cl:0" is
 // "CL"), else "CPU". set_default_device changes it for the process; Error when the device is
 // unknown or missing.

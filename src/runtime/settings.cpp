@@ -10,6 +10,7 @@
 #include "debug.h"
 #include "lazygrad/error.h"
 #include "lazygrad/runtime.h"
+#include "runtime/cpu/llvm_compiler.h"
 #include "runtime/device.h"
 
 namespace lazygrad {
@@ -43,7 +44,9 @@ Settings& mutable_settings() {
     // -fwrapv makes signed overflow wrap as it does in PyTorch.
     s.cflags =
         env("LAZYGRAD_CFLAGS", "-O2 -march=native -fPIC -shared -fwrapv -fno-math-errno -ffp-contract=off");
-    s.cpu_compiler = env("LAZYGRAD_CPU_COMPILER", "cc");
+    // The in-process compiler where the build has it: same kernels, same values, a third of the
+    // compile time (docs/devices.md, "How the CPU's compiler is chosen").
+    s.cpu_compiler = env("LAZYGRAD_CPU_COMPILER", llvm_compiler_built() ? "llvm" : "cc");
     if (s.cpu_compiler != "cc" && s.cpu_compiler != "llvm")
       throw Error("settings: LAZYGRAD_CPU_COMPILER=" + s.cpu_compiler + " is not a CPU compiler (cc or llvm)");
     std::string xdg = env("XDG_CACHE_HOME", env("HOME", "/tmp") + "/.cache");

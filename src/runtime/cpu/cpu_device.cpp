@@ -481,6 +481,11 @@ class CpuDevice : public Device {
 
 }  // namespace
 
+std::string cpu_kernel_compiler() {
+  if (in_process()) return llvm_compiler_built() ? llvm_compiler_description() + ", -O2" : "llvm (not built)";
+  return settings().cc + " " + settings().cflags;
+}
+
 std::unique_ptr<Device> open_cpu_device(const std::string& name, int) {
   return std::make_unique<CpuDevice>(name);
 }
