@@ -138,3 +138,74 @@ TEST(Memory, ZerosInAJitStepAreZeroEveryReplay) {
     EXPECT_EQ(step({x})[0].item<float>(), 1024.0f * static_cast<float>(call + 1)) << "call " << call;
   }
 }
+
+// memory_footprint (TinyTorch's): a tensor's bytes; a module's parameters, gradients, buffers and
+// its optimizer's state, each counted as it comes to exist.
+TEST(MemoryFootprint, ATensorIsItsElementsTimesTheirSize) {
+  EXPECT_EQ(Tensor::zeros({3, 5}, kFloat32).memory_footprint(), 60);
+  EXPECT_EQ(Tensor::zeros({7}, kFloat16).memory_footprint(), 14);
+  EXPECT_EQ(Tensor::zeros({2, 2}, kFloat64).memory_footprint(), 32);
+  EXPECT_EQ(Tensor::zeros({0, 4}, kFloat32).memory_footprint(), 0);
+}
+
+TEST(MemoryFootprint, AModelsParametersGradientsAndAdamsState) {
+  auto model = std::make_shared<nn::Sequential>(
+      std::make_shared<nn::Linear>(20, 30), std::make_shared<nn::ReLU>(),
+      std::make_shared<nn::BatchNorm1d>(30), std::make_shared<nn::Linear>(30, 4));
+  const int64_t params = (20 * 30 + 30 + 30 + 30 + 30 * 4 + 4) * 4;  // weights, biases, BatchNorm's affine
+  const int64_t buffers = (30 + 30) * 4 + 8;                         // running mean and var, an int64 count
+  optim::Adam adam(model->parameters(), 1e-3);
+  nn::MemoryFootprint f = model->memory_footprint(&adam);
+  EXPECT_EQ(f.parameters, params);
+  EXPECT_EQ(f.buffers, buffers);
+  EXPECT_EQ(f.gradients, 0) << "no backward yet";
+  EXPECT_EQ(f.optimizer_state, 0) << "Adam makes its state at its first step";
+
+  Tensor x = Tensor::randn({8, 20});
+  (*model)(x).square().mean().backward();
+  adam.step();
+  f = model->memory_footprint(&adam);
+  EXPECT_EQ(f.gradients, params);
+  EXPECT_EQ(f.optimizer_state, 2 * params) << "exp_avg and exp_avg_sq, one each per parameter";
+  EXPECT_EQ(adam.memory_footprint(), 2 * params);
+  EXPECT_EQ(f.total(), 4 * params + buffers);
+  EXPECT_EQ(model->memory_footprint().optimizer_state, 0) << "without its optimizer a module has none";
+
+  model->zero_grad();
+  EXPECT_EQ(model->memory_footprint(&adam).gradients, 0);
+}
+
+TEST(MemoryFootprint, OnlyThisModulesShareOfTheOptimizersState) {
+  auto a = std::make_shared<nn::Linear>(10, 10), b = std::make_shared<nn::Linear>(10, 2);
+  std::vector<Tensor> both = a->parameters();
+  for (const Tensor& p : b->parameters()) both.push_back(p);
+  optim::SGD sgd(both, 0.1, /*momentum=*/0.9);
+  (*b)((*a)(Tensor::randn({4, 10}))).sum().backward();
+  sgd.step();
+  EXPECT_EQ(a->memory_footprint(&sgd).optimizer_state, (100 + 10) * 4) << "one momentum buffer each";
+  EXPECT_EQ(b->memory_footprint(&sgd).optimizer_state, (20 + 2) * 4);
+  optim::SGD plain(b->parameters(), 0.1);
+  (*b)(Tensor::randn({4, 10})).sum().backward();
+  plain.step();
+  EXPECT_EQ(b->memory_footprint(&plain).optimizer_state, 0) << "SGD without momentum keeps nothing";
+  optim::Adam amsgrad(b->parameters(), 1e-3, {0.9, 0.999}, 1e-8, 0, /*amsgrad=*/true);
+  (*b)(Tensor::randn({4, 10})).sum().backward();
+  amsgrad.step();
+  EXPECT_EQ(b->memory_footprint(&amsgrad).optimizer_state, 3 * (20 + 2) * 4) << "and the running maximum";
+}
+
+// docs/milestones.md quotes these for the Fashion-MNIST MLP (669,706 float32 parameters).
+TEST(MemoryFootprint, TheMlpAfterOneAdamStep) {
+  auto model =
+      std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(784, 512), std::make_shared<nn::ReLU>(),
+                                       std::make_shared<nn::Linear>(512, 512), std::make_shared<nn::ReLU>(),
+                                       std::make_shared<nn::Linear>(512, 10));
+  optim::Adam adam(model->parameters(), 1e-3);
+  (*model)(Tensor::rand({8, 784})).cross_entropy(Tensor::zeros({8}, kInt64)).backward();
+  adam.step();
+  const nn::MemoryFootprint f = model->memory_footprint(&adam);
+  EXPECT_EQ(f.parameters, 2'678'824);
+  EXPECT_EQ(f.gradients, 2'678'824);
+  EXPECT_EQ(f.optimizer_state, 5'357'648);
+  EXPECT_EQ(f.buffers, 0);
+}

@@ -47,6 +47,18 @@ struct IncompatibleKeys {
 bool loads_into(DType from, DType to);
 
 class Module;
+}  // namespace lazygrad::nn
+namespace lazygrad::optim {
+class Optimizer;  // lazygrad/optim.h
+}  // namespace lazygrad::optim
+namespace lazygrad::nn {
+
+// What a module holds, in bytes (TinyTorch's memory_footprint): its parameters, the gradients a
+// backward has given them, its buffers, and the state an optimizer keeps for its parameters.
+struct MemoryFootprint {
+  int64_t parameters = 0, gradients = 0, buffers = 0, optimizer_state = 0;
+  int64_t total() const { return parameters + gradients + buffers + optimizer_state; }
+};
 using NamedModules = std::vector<std::pair<std::string, std::shared_ptr<Module>>>;
 
 // ------------------------------------------------------------------------------------ Module
@@ -111,6 +123,9 @@ class Module {
 
   // Forgets the gradient of every parameter (PyTorch's zero_grad(set_to_none=True)).
   void zero_grad();
+  // The bytes this module and those below it hold, by kind; with `optimizer`, also the state it
+  // keeps for this module's parameters (Adam: two tensors the size of each, once it has stepped).
+  MemoryFootprint memory_footprint(const optim::Optimizer* optimizer = nullptr) const;
   // Moves every parameter and buffer (and their gradients) to `device` in place ("CPU", "CL", ...),
   // as PyTorch's Module.to(device): handles held elsewhere (an optimizer's) see the move.
   Module& to(const std::string& device);

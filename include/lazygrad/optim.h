@@ -66,6 +66,11 @@ class Optimizer {
   virtual double momentum() const = 0;
   virtual void set_momentum(double momentum) = 0;
   int64_t steps_recorded() const { return steps_; }  // calls of step()/schedule_step() so far
+  // The state tensors kept for parameter i (Adam's exp_avg and exp_avg_sq; SGD's momentum buffer),
+  // those that exist yet: none before the first step.
+  virtual std::vector<Tensor> state_of(size_t i) const = 0;
+  // Their bytes, over every parameter (what nn::Module::memory_footprint counts per module).
+  int64_t memory_footprint() const;
 
  protected:
   // `name` prefixes error messages ("Adam: invalid learning rate: -1").
@@ -100,6 +105,7 @@ class SGD : public Optimizer {
       double weight_decay = 0, bool nesterov = false, bool maximize = false);
   double momentum() const override { return momentum_; }
   void set_momentum(double momentum) override { momentum_ = momentum; }
+  std::vector<Tensor> state_of(size_t i) const override;
 
  private:
   void update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) override;
@@ -123,6 +129,7 @@ class Adam : public Optimizer {
   double momentum() const override { return betas_.first; }
   void set_momentum(double beta1) override { betas_.first = beta1; }
   std::pair<double, double> betas() const { return betas_; }
+  std::vector<Tensor> state_of(size_t i) const override;
 
  protected:
   enum class WeightDecay { L2, Decoupled };  // Adam adds it to the gradient; AdamW shrinks p
@@ -162,6 +169,7 @@ class LAMB : public Optimizer {
   double momentum() const override { return betas_.first; }
   void set_momentum(double beta1) override { betas_.first = beta1; }
   std::pair<double, double> betas() const { return betas_; }
+  std::vector<Tensor> state_of(size_t i) const override;
 
  private:
   void update(size_t i, const Tensor& grad, std::vector<Tensor>& targets) override;

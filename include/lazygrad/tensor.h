@@ -88,6 +88,9 @@ class Tensor {
   DType dtype() const;
   std::string device() const;  // canonical: "CPU", "CL", "CL:1"
   size_t nbytes() const;
+  // The bytes of its data, numel() * element_size(), held or to be held once realized (TinyTorch's
+  // name; nn::Module::memory_footprint adds up a model's).
+  int64_t memory_footprint() const { return static_cast<int64_t>(nbytes()); }
   size_t element_size() const { return itemsize(dtype()); }
   bool is_realized() const;  // true once backed by a buffer (possibly through a view)
 

@@ -11,6 +11,7 @@
 
 #include "engine/schedule.h"
 #include "lazygrad/nn.h"
+#include "lazygrad/optim.h"
 #include "nn/require.h"
 #include "tensor/tensor_impl.h"
 
@@ -295,6 +296,22 @@ Module& Module::to(const std::string& device) {
 
 void Module::zero_grad() {
   for (Tensor& p : parameters()) p.zero_grad();
+}
+
+MemoryFootprint Module::memory_footprint(const optim::Optimizer* optimizer) const {
+  MemoryFootprint f;
+  std::unordered_set<const void*> mine;
+  for (const Tensor& p : parameters()) {
+    mine.insert(p.impl().get());
+    f.parameters += p.memory_footprint();
+    if (Tensor g = p.grad(); g.defined()) f.gradients += g.memory_footprint();
+  }
+  for (const Tensor& b : buffers()) f.buffers += b.memory_footprint();
+  if (optimizer)
+    for (size_t i = 0; i < optimizer->params().size(); i++)
+      if (mine.count(optimizer->params()[i].impl().get()))
+        for (const Tensor& s : optimizer->state_of(i)) f.optimizer_state += s.memory_footprint();
+  return f;
 }
 
 std::string Module::type_name() const {

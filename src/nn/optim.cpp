@@ -45,6 +45,23 @@ void Optimizer::zero_grad() {
   for (Tensor& p : params_) p.zero_grad();
 }
 
+int64_t Optimizer::memory_footprint() const {
+  int64_t bytes = 0;
+  for (size_t i = 0; i < params_.size(); i++)
+    for (const Tensor& s : state_of(i)) bytes += s.memory_footprint();
+  return bytes;
+}
+
+namespace {
+// The defined ones of `state`, for state_of (a state slot stays undefined until used).
+std::vector<Tensor> defined(std::initializer_list<Tensor> state) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : state)
+    if (t.defined()) out.push_back(t);
+  return out;
+}
+}  // namespace
+
 std::vector<Tensor> Optimizer::schedule_step() {
   // The Variables a recorded step reads are about to change. Realizing that step now would not be
   // enough: the graphs built since (the next forward and backward pass) contain its updates and
@@ -116,6 +133,10 @@ SGD::SGD(std::vector<Tensor> params, double lr, double momentum, double dampenin
             ", dampening " + num(dampening) + ")");
 }
 
+std::vector<Tensor> SGD::state_of(size_t i) const {
+  return state_.at(i) ? defined({state_[i]->momentum_buffer}) : std::vector<Tensor>{};
+}
+
 void SGD::advance(size_t i) {
   if (!state_[i]) state_[i] = ParamState{Tensor(), scalar_for(i, lr()), scalar_for(i, momentum_)};
   state_[i]->lr.set(lr());
@@ -171,6 +192,11 @@ AdamW::AdamW(std::vector<Tensor> params, double lr, std::pair<double, double> be
              double weight_decay, bool amsgrad, bool maximize)
     : Adam(std::move(params), lr, betas, eps, weight_decay, amsgrad, maximize, WeightDecay::Decoupled,
            "AdamW") {}
+
+std::vector<Tensor> Adam::state_of(size_t i) const {
+  return state_.at(i) ? defined({state_[i]->exp_avg, state_[i]->exp_avg_sq, state_[i]->max_exp_avg_sq})
+                      : std::vector<Tensor>{};
+}
 
 void Adam::advance(size_t i) {
   if (!state_[i]) {
@@ -234,6 +260,10 @@ LAMB::LAMB(std::vector<Tensor> params, double lr, std::pair<double, double> beta
   check(betas.second >= 0 && betas.second < 1,
         "LAMB: invalid beta parameter at index 1: " + num(betas.second));
   check(weight_decay >= 0, "LAMB: invalid weight_decay value: " + num(weight_decay));
+}
+
+std::vector<Tensor> LAMB::state_of(size_t i) const {
+  return state_.at(i) ? defined({state_[i]->exp_avg, state_[i]->exp_avg_sq}) : std::vector<Tensor>{};
 }
 
 void LAMB::advance(size_t i) {

@@ -48,7 +48,8 @@ Settings& mutable_settings() {
     // compile time (docs/devices.md, "How the CPU's compiler is chosen").
     s.cpu_compiler = env("LAZYGRAD_CPU_COMPILER", llvm_compiler_built() ? "llvm" : "cc");
     if (s.cpu_compiler != "cc" && s.cpu_compiler != "llvm")
-      throw Error("settings: LAZYGRAD_CPU_COMPILER=" + s.cpu_compiler + " is not a CPU compiler (cc or llvm)");
+      throw Error("settings: LAZYGRAD_CPU_COMPILER=" + s.cpu_compiler +
+                  " is not a CPU compiler (cc or llvm)");
     std::string xdg = env("XDG_CACHE_HOME", env("HOME", "/tmp") + "/.cache");
     s.cache_dir = env("LAZYGRAD_CACHE", xdg + "/lazygrad");
     return s;
