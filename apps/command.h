@@ -92,5 +92,6 @@ inline void no_positionals(const Options& opts) {
 int cmd_train(const Args& args);         // apps/train.cpp
 int cmd_train_charlm(const Args& args);  // apps/train_charlm.cpp; `train` passes args from "charlm" on
 int cmd_generate(const Args& args);      // apps/generate.cpp
+int cmd_milestone(const Args& args);     // apps/milestone.cpp
 
 }  // namespace lazygrad::cli

@@ -108,6 +108,21 @@ const Command kCommands[] = {
      "tokens/s (sampling and one-token forward passes with the KV cache). See docs/gpt2.md,\n"
      "docs/llama.md and docs/gguf.md.",
      cmd_generate},
+    {"milestone", "list | run NAME [--quick] [--seed S] [--data DIR] [--out DIR]",
+     "rebuild the field's milestones, from the 1958 perceptron on, each checking its own target",
+     "list              the milestones, their years and targets\n"
+     "run NAME          print NAME's history, run it and check its target: exit status 0 when it is\n"
+     "                  met, 1 when it is missed (the last line says PASSED or MISSED, and what was\n"
+     "                  reached)\n"
+     "  --quick         a short version with a target of its own (what CI runs)\n"
+     "  --seed S        seeds the data, the initialization and the shuffling (default 0)\n"
+     "  --data DIR      Fashion-MNIST's IDX files, for mlp and cnn (default\n"
+     "                  /usr/share/datasets/fashion-mnist)\n"
+     "  --out DIR       where mlp and cnn write their checkpoint and plot (default .)\n"
+     "\n"
+     "Milestones: perceptron (1958), xor (1986), mlp (1986), cnn (1998). docs/milestones.md has a\n"
+     "full run of each, its command, output and time.",
+     cmd_milestone},
 };
 
 const Command* find_command(std::string_view name) {
@@ -157,19 +172,20 @@ int cmd_info(const Args& args) {
     std::cout << "  " << d.name << "  " << (d.available ? "available" : "unavailable") << "  "
               << or_none(d.detail) << "\n";
 
-  std::cout << "\nsettings:\n"
-            << "  debug            " << s.debug << "  (DEBUG)\n"
-            << "  threads          " << s.threads << "  (THREADS)\n"
-            << "  noopt            " << (s.noopt ? "true" : "false") << "  (NOOPT)\n"
-            << "  beam             " << s.beam << "  (BEAM; 0: the default optimizations, no search)\n"
-            << "  flush_denormals  " << (s.flush_denormals ? "true" : "false") << "  (FTZ)\n"
-            << "  cc               " << or_none(s.cc) << "  (CC)\n"
-            << "  cflags           " << or_none(s.cflags) << "  (LAZYGRAD_CFLAGS)\n"
-            << "  cpu_compiler     " << s.cpu_compiler
-            << "  (LAZYGRAD_CPU_COMPILER; llvm: clang and LLVM in process, the default where built; cc: CC as a "
-               "process)\n"
-            << "  cache_dir        " << or_none(s.cache_dir) << "  (LAZYGRAD_CACHE)\n"
-            << "  default device   " << lazygrad::default_device() << "  (DEVICE)\n";
+  std::cout
+      << "\nsettings:\n"
+      << "  debug            " << s.debug << "  (DEBUG)\n"
+      << "  threads          " << s.threads << "  (THREADS)\n"
+      << "  noopt            " << (s.noopt ? "true" : "false") << "  (NOOPT)\n"
+      << "  beam             " << s.beam << "  (BEAM; 0: the default optimizations, no search)\n"
+      << "  flush_denormals  " << (s.flush_denormals ? "true" : "false") << "  (FTZ)\n"
+      << "  cc               " << or_none(s.cc) << "  (CC)\n"
+      << "  cflags           " << or_none(s.cflags) << "  (LAZYGRAD_CFLAGS)\n"
+      << "  cpu_compiler     " << s.cpu_compiler
+      << "  (LAZYGRAD_CPU_COMPILER; llvm: clang and LLVM in process, the default where built; cc: CC as a "
+         "process)\n"
+      << "  cache_dir        " << or_none(s.cache_dir) << "  (LAZYGRAD_CACHE)\n"
+      << "  default device   " << lazygrad::default_device() << "  (DEVICE)\n";
   return 0;
 }
 

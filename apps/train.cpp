@@ -25,25 +25,12 @@
 #include "option_values.h"
 #include "progress_bar.h"
 #include "svg_plot.h"
+#include "train_fashion_mnist.h"
 #include "train_step.h"
 
 namespace lazygrad::cli {
 
 namespace {
-
-// The command line, parsed and checked. Defaults are the recipe's.
-struct TrainConfig {
-  std::string model = "mlp";  // "mlp" or "cnn"; also the name of the output files
-  int64_t epochs = 1;
-  int64_t batch_size = 128;
-  double lr = 1e-3;
-  uint64_t seed = 0;
-  std::string data_dir = std::string(data::kFashionMnistRoot);
-  std::string out_dir = ".";
-  int64_t limit = 0;  // train on the first `limit` images; 0: all of them
-  bool jit = true;
-  std::string device;  // where the model and the batches live; "": the default (DEVICE=, else CPU)
-};
 
 constexpr std::string_view kCharLmFirst =
     "charlm comes first, before its options: lazygrad train charlm --text FILE ...";
@@ -154,6 +141,11 @@ int cmd_train(const Args& args) {
       e.message += " (" + std::string(kCharLmFirst) + ")";
     throw;
   }
+  train_fashion_mnist(cfg);
+  return 0;
+}
+
+std::vector<double> train_fashion_mnist(const TrainConfig& cfg) {
   namespace fs = std::filesystem;
   if (!cfg.device.empty()) set_default_device(cfg.device);  // the model, the batches, every kernel
 
@@ -228,7 +220,7 @@ int cmd_train(const Args& args) {
     write_plot(plot_path, model_title, step_loss, accuracy, loader.size());
   }
   std::cout << "wrote " << checkpoint_path << " and " << plot_path << "\n";
-  return 0;
+  return accuracy;
 }
 
 }  // namespace lazygrad::cli
