@@ -469,6 +469,29 @@ TEST(NnModule, NamesOrderSharingAndHandles) {
   EXPECT_EQ((*model)[-1]->type_name(), "Linear");
 }
 
+// PyTorch's Sequential runs its _modules: one added by name runs in its place in the order, one
+// registered again under a used name replaces the old one where it was, and one held twice runs
+// twice.
+TEST(NnModule, SequentialRunsEveryRegisteredModuleInOrder) {
+  nn::Sequential seq(std::make_shared<nn::Identity>());
+  seq.register_module("double", std::make_shared<nn::Linear>(1, 1, false));
+  NoGrad no_grad;
+  dynamic_cast<nn::Linear&>(*seq[1]).weight.assign(Tensor::full({1, 1}, 2.0f));
+  seq.append(std::make_shared<nn::ReLU>());
+  EXPECT_EQ(seq.size(), 3u);
+  std::vector<std::string> names;
+  for (const auto& [name, m] : seq.named_children()) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"0", "double", "2"}));
+  EXPECT_EQ(seq(Tensor::from_vector<float>({-1, 3}, {2, 1})).to_vector<float>(), (std::vector<float>{0, 6}));
+  seq.register_module("2", std::make_shared<nn::Tanh>());  // replaces the ReLU in its place
+  EXPECT_EQ(seq[-1]->type_name(), "Tanh");
+  EXPECT_FLOAT_EQ(seq(Tensor::from_vector<float>({-1}, {1, 1})).item<float>(), std::tanh(-2.0f));
+  auto twice = std::make_shared<nn::Linear>(1, 1, false);
+  twice->weight.assign(Tensor::full({1, 1}, 3.0f));
+  nn::Sequential repeated(twice, twice);
+  EXPECT_FLOAT_EQ(repeated(Tensor::ones({1, 1})).item<float>(), 9.0f);
+}
+
 TEST(NnModule, BadRegistrationAndIndexingThrow) {
   Block block(4);
   EXPECT_TRUE(contains(error_of([&] { block.register_parameter("a.b", Tensor::ones({4})); }),

@@ -175,17 +175,14 @@ class Sequential : public Module {
     (append(std::move(modules)), ...);
   }
   explicit Sequential(const std::vector<std::shared_ptr<Module>>& modules);
+  // Runs every registered child in registration order, as PyTorch's Sequential runs its _modules:
+  // a module added with register_module runs too, and registering a name again replaces it in place.
   Tensor forward(const Tensor& input) override;
-  Sequential& append(std::shared_ptr<Module> module);
+  Sequential& append(std::shared_ptr<Module> module);  // registered under its index, "0", "1", ...
   Sequential& push_back(std::shared_ptr<Module> module) { return append(std::move(module)); }
-  size_t size() const { return modules_.size(); }
-  // Negative indices count from the end; out of range throws.
+  size_t size() const { return children().size(); }
+  // Negative indices count from the end; out of range throws. children() lists them all.
   std::shared_ptr<Module> operator[](int64_t index) const;
-  auto begin() const { return modules_.begin(); }
-  auto end() const { return modules_.end(); }
-
- private:
-  std::vector<std::shared_ptr<Module>> modules_;
 };
 
 // Holds modules under "0", "1", ... so their parameters are registered; has no forward.
@@ -196,13 +193,8 @@ class ModuleList : public Module {
   ModuleList& append(std::shared_ptr<Module> module);
   ModuleList& push_back(std::shared_ptr<Module> module) { return append(std::move(module)); }
   ModuleList& extend(const std::vector<std::shared_ptr<Module>>& modules);
-  size_t size() const { return modules_.size(); }
-  std::shared_ptr<Module> operator[](int64_t index) const;
-  auto begin() const { return modules_.begin(); }
-  auto end() const { return modules_.end(); }
-
- private:
-  std::vector<std::shared_ptr<Module>> modules_;
+  size_t size() const { return children().size(); }
+  std::shared_ptr<Module> operator[](int64_t index) const;  // children() lists them all
 };
 
 // ------------------------------------------------------------------------------------ layers

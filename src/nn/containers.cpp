@@ -26,26 +26,26 @@ Sequential::Sequential(const std::vector<std::shared_ptr<Module>>& modules) {
 }
 
 Sequential& Sequential::append(std::shared_ptr<Module> module) {
-  require(module != nullptr, "Sequential::append: module " + std::to_string(modules_.size()) + " is null");
-  modules_.push_back(register_module(std::to_string(modules_.size()), std::move(module)));
+  require(module != nullptr, "Sequential::append: module " + std::to_string(size()) + " is null");
+  register_module(std::to_string(size()), std::move(module));
   return *this;
 }
 
 Tensor Sequential::forward(const Tensor& input) {
   Tensor x = input;
-  for (const auto& m : modules_) x = m->forward(x);
+  for (const auto& m : children()) x = m->forward(x);
   return x;
 }
 
 std::shared_ptr<Module> Sequential::operator[](int64_t index) const {
-  return at_index(modules_, index, "Sequential");
+  return at_index(children(), index, "Sequential");
 }
 
 ModuleList::ModuleList(const std::vector<std::shared_ptr<Module>>& modules) { extend(modules); }
 
 ModuleList& ModuleList::append(std::shared_ptr<Module> module) {
-  require(module != nullptr, "ModuleList::append: module " + std::to_string(modules_.size()) + " is null");
-  modules_.push_back(register_module(std::to_string(modules_.size()), std::move(module)));
+  require(module != nullptr, "ModuleList::append: module " + std::to_string(size()) + " is null");
+  register_module(std::to_string(size()), std::move(module));
   return *this;
 }
 
@@ -55,7 +55,7 @@ ModuleList& ModuleList::extend(const std::vector<std::shared_ptr<Module>>& modul
 }
 
 std::shared_ptr<Module> ModuleList::operator[](int64_t index) const {
-  return at_index(modules_, index, "ModuleList");
+  return at_index(children(), index, "ModuleList");
 }
 
 }  // namespace lazygrad::nn
