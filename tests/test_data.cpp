@@ -399,6 +399,117 @@ TEST(FashionMnist, BadFoldersAndFiles) {
   EXPECT_NE(msg.find("{1, 28, 27}"), std::string::npos) << msg;
 }
 
+// ---- CIFAR-10's binary format ----
+
+// `n` records: label (first + r) % 10, pixel (channel c, row y, column x) = (r + 7c + 3y + x) % 256.
+Bytes cifar_records(int n, int first) {
+  Bytes out;
+  for (int r = 0; r < n; r++) {
+    out.push_back(static_cast<unsigned char>((first + r) % 10));
+    for (int c = 0; c < 3; c++)
+      for (int y = 0; y < 32; y++)
+        for (int x = 0; x < 32; x++)
+          out.push_back(static_cast<unsigned char>((first + r + 7 * c + 3 * y + x) % 256));
+  }
+  return out;
+}
+
+void write_cifar(const TempDir& dir) {
+  for (int i = 1; i <= 5; i++)
+    write_file(dir.file("data_batch_" + std::to_string(i) + ".bin"), cifar_records(2, 2 * (i - 1)));
+  write_file(dir.file("test_batch.bin"), cifar_records(3, 100));
+}
+
+TEST(Cifar10, LoadsTheBinaryBatchesInOrder) {
+  TempDir dir;
+  write_cifar(dir);
+  lazygrad::data::Cifar10 d = lazygrad::data::load_cifar10(dir.path());
+  EXPECT_EQ(d.train_images.shape(), (Shape{10, 3, 32, 32}));
+  EXPECT_EQ(d.train_images.dtype(), lazygrad::kUInt8);
+  EXPECT_EQ(d.train_labels.dtype(), lazygrad::kInt64);
+  EXPECT_EQ(d.train_labels.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(d.test_images.shape(), (Shape{3, 3, 32, 32}));
+  EXPECT_EQ(d.test_labels.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2}));
+  // Record 7 (data_batch_4's second), green plane, row 5, column 9: the planes are channels.
+  const std::vector<uint8_t> px = d.train_images.to_vector<uint8_t>();
+  EXPECT_EQ(px[((7 * 3 + 1) * 32 + 5) * 32 + 9], (7 + 7 * 1 + 3 * 5 + 9) % 256);
+  EXPECT_EQ(lazygrad::data::kCifar10Classes[3], "cat");
+}
+
+TEST(Cifar10, ACorruptFileNamesItselfAndTheOffset) {
+  TempDir dir;
+  write_cifar(dir);
+  Bytes cut = cifar_records(2, 0);
+  cut.resize(cut.size() - 100);
+  write_file(dir.file("data_batch_3.bin"), cut);
+  std::string msg = error_of([&] { lazygrad::data::load_cifar10(dir.path()); });
+  EXPECT_NE(msg.find("data_batch_3.bin' has 6046 bytes, not a whole number of 3073-byte records"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("the record at offset 3073 is cut short"), std::string::npos) << msg;
+
+  write_cifar(dir);
+  Bytes bad = cifar_records(2, 0);
+  bad[3073] = 10;
+  write_file(dir.file("test_batch.bin"), bad);
+  msg = error_of([&] { lazygrad::data::load_cifar10(dir.path()); });
+  EXPECT_NE(msg.find("test_batch.bin': label 10 at offset 3073 (record 1) is not in 0..9"), std::string::npos)
+      << msg;
+
+  write_cifar(dir);
+  std::filesystem::remove(dir.file("data_batch_5.bin"));
+  msg = error_of([&] { lazygrad::data::load_cifar10(dir.path()); });
+  EXPECT_NE(msg.find("no data_batch_5.bin in"), std::string::npos) << msg;
+  msg = error_of([&] { lazygrad::data::load_cifar10(dir.file("nowhere")); });
+  EXPECT_NE(msg.find("is not a folder"), std::string::npos) << msg;
+}
+
+// Padding 0: each image is itself or its mirror, and both happen. Padding 2: every pixel is the
+// zero padding or a pixel of the same image and channel, and a crop at a random offset shifts it.
+TEST(Cifar10, RandomCropFlipMovesPixelsWithinTheirImage) {
+  std::vector<uint8_t> px(16 * 2 * 4 * 4);
+  for (size_t i = 0; i < px.size(); i++) px[i] = static_cast<uint8_t>(1 + i % 255);
+  Tensor images = Tensor::from_vector(px, {16, 2, 4, 4});
+  const std::vector<uint8_t> same = lazygrad::data::random_crop_flip(images, 0, 5).to_vector<uint8_t>();
+  int kept = 0, mirrored = 0;
+  for (int i = 0; i < 16; i++) {
+    bool is_same = true, is_mirror = true;
+    for (int c = 0; c < 2; c++)
+      for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 4; x++) {
+          const size_t at = ((i * 2 + c) * 4 + y) * 4;
+          is_same &= same[at + x] == px[at + x];
+          is_mirror &= same[at + x] == px[at + 3 - x];
+        }
+    kept += is_same;
+    mirrored += is_mirror;
+    EXPECT_TRUE(is_same || is_mirror) << "image " << i;
+  }
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(mirrored, 0);
+
+  const std::vector<uint8_t> moved = lazygrad::data::random_crop_flip(images, 2, 5).to_vector<uint8_t>();
+  int zeros = 0, changed = 0;
+  for (int i = 0; i < 16; i++)
+    for (int c = 0; c < 2; c++) {
+      const auto plane = px.begin() + ((i * 2 + c) * 16);
+      for (int k = 0; k < 16; k++) {
+        const uint8_t v = moved[(i * 2 + c) * 16 + k];
+        zeros += v == 0;
+        changed += v != plane[k];
+        EXPECT_TRUE(v == 0 || std::find(plane, plane + 16, v) != plane + 16)
+            << "image " << i << " channel " << c;
+      }
+    }
+  EXPECT_GT(zeros, 0);
+  EXPECT_GT(changed, zeros);
+  EXPECT_EQ(lazygrad::data::random_crop_flip(images, 2, 5).to_vector<uint8_t>(), moved) << "a seed repeats";
+  EXPECT_NE(error_of([&] {
+              lazygrad::data::random_crop_flip(images.to(lazygrad::kFloat32), 2, 5);
+            }).find("expected uint8 images [N, C, H, W]"),
+            std::string::npos);
+}
+
 // The one kernel of this file: [4, 3] uint8 to float32 / 255 (shared with the prefetch test).
 TEST(FashionMnist, PixelsToFloat) {
   std::vector<uint8_t> pixels{0, 255, 51, 1, 2, 128, 254, 17, 100, 200, 3, 77};

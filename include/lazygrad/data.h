@@ -48,6 +48,31 @@ struct FashionMnist {
 // names tried when a file is missing, and the file when its shape or a label is wrong.
 FashionMnist load_fashion_mnist(const std::string& root = std::string(kFashionMnistRoot));
 
+// ---- CIFAR-10 (src/data/cifar10.cpp) -------------------------------------------------------------
+// torchvision.datasets.CIFAR10.classes.
+inline constexpr std::array<std::string_view, 10> kCifar10Classes = {
+    "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"};
+
+struct Cifar10 {
+  Tensor train_images;  // uint8 [50000, 3, 32, 32] (RGB planes)
+  Tensor train_labels;  // int64 [50000], 0..9
+  Tensor test_images;   // uint8 [10000, 3, 32, 32]
+  Tensor test_labels;   // int64 [10000]
+};
+
+// Loads the binary version's folder, cifar-10-batches-bin: data_batch_1.bin to data_batch_5.bin
+// (training, in that order) and test_batch.bin, each a run of 3073-byte records (a label byte, then
+// the red, green and blue 32x32 planes). Any number of records per file. Throws lazygrad::Error
+// naming the file for a missing one, and the file and byte offset for a size that is not a whole
+// number of records or a label outside 0..9.
+Cifar10 load_cifar10(const std::string& root);
+
+// torchvision's RandomCrop(size, padding) and RandomHorizontalFlip() on a batch, the usual CIFAR
+// augmentation: each uint8 image [N, C, H, W] is zero-padded by `padding` on every side, cropped back
+// to H x W at a random offset, and mirrored with probability 1/2; the draws come from `seed`. On the
+// host (as torchvision's transforms run on the CPU's data loader), a new realized tensor.
+Tensor random_crop_flip(const Tensor& images, int64_t padding, uint64_t seed);
+
 // uint8 pixels to float32 in [0, 1], as torchvision's ToTensor: images.to(float32) / 255. Lazy, so
 // applied to a batch it fuses into the first kernel that reads it.
 Tensor pixels_to_float(const Tensor& images);
