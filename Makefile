@@ -42,9 +42,10 @@ charlm: build
 # The training tests read Fashion-MNIST (Debian's dataset-fashion-mnist, 30 MB) and the Python
 # tests compare with PyTorch (python3-torch); the `cl` suites run on PoCL (OpenCL on the CPU):
 # installed here so that CI runs them instead of skipping them.
+# The transformer milestone's test reads Debian's fortunes.
 # The suites run with the CPU's in-process compiler (clang's and LLVM's libraries, which `deps`
 # installs before CMake configures) and again, label cc, with `cc` processes.
-TEST_PACKAGES = dataset-fashion-mnist python3-torch pocl-opencl-icd ocl-icd-opencl-dev clinfo
+TEST_PACKAGES = dataset-fashion-mnist python3-torch pocl-opencl-icd ocl-icd-opencl-dev clinfo fortunes
 test-deps:
 	@bash scripts/install-deps.sh $(TEST_PACKAGES)
 test: test-deps build

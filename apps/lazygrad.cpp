@@ -108,7 +108,7 @@ const Command kCommands[] = {
      "tokens/s (sampling and one-token forward passes with the KV cache). See docs/gpt2.md,\n"
      "docs/llama.md and docs/gguf.md.",
      cmd_generate},
-    {"milestone", "list | run NAME [--quick] [--seed S] [--data DIR] [--out DIR]",
+    {"milestone", "list | run NAME [--quick] [--seed S] [--data DIR] [--text PATH] [--cifar DIR] [--out DIR]",
      "rebuild the field's milestones, from the 1958 perceptron on, each checking its own target",
      "list              the milestones, their years and targets\n"
      "run NAME          print NAME's history, run it and check its target: exit status 0 when it is\n"
@@ -118,10 +118,14 @@ const Command kCommands[] = {
      "  --seed S        seeds the data, the initialization and the shuffling (default 0)\n"
      "  --data DIR      Fashion-MNIST's IDX files, for mlp and cnn (default\n"
      "                  /usr/share/datasets/fashion-mnist)\n"
-     "  --out DIR       where mlp and cnn write their checkpoint and plot (default .)\n"
+     "  --text PATH     the transformer's text, a file or a folder (default /usr/share/games/fortunes,\n"
+     "                  Debian's fortunes)\n"
+     "  --cifar DIR     cnn also trains on CIFAR-10 from DIR, the binary version's folder\n"
+     "                  cifar-10-batches-bin (data_batch_1.bin ... test_batch.bin)\n"
+     "  --out DIR       where mlp, cnn and transformer write their checkpoint and plot (default .)\n"
      "\n"
-     "Milestones: perceptron (1958), xor (1986), mlp (1986), cnn (1998). docs/milestones.md has a\n"
-     "full run of each, its command, output and time.",
+     "Milestones: perceptron (1958), xor (1986), mlp (1986), cnn (1998), transformer (2017).\n"
+     "docs/milestones.md has a full run of each, its command, output and time.",
      cmd_milestone},
 };
 

@@ -7,6 +7,8 @@
 // clipping and AdamW's update, one schedule), the held-out loss of one batch, and the forward of one
 // context window for sampling. After their second call they replay captured kernels, so a step
 // costs no scheduling and no compiler.
+#include "train_charlm.h"
+
 #include <lazygrad/lazygrad.h>
 
 #include <algorithm>
@@ -28,6 +30,7 @@
 #include "char_corpus.h"
 #include "command.h"
 #include "option_values.h"
+#include "svg_plot.h"
 
 namespace lazygrad::cli {
 
@@ -40,24 +43,6 @@ constexpr double kHeldoutFraction = 0.1;  // the tail of every file
 constexpr int64_t kEvalChars = 16384;     // at most this many held-out characters per evaluation
 constexpr double kClipNorm = 1.0;         // the gradients' total L2 norm is clipped to this
 constexpr double kFinalLrFactor = 0.1;    // the cosine ends at a tenth of --lr
-
-// The command line, parsed and checked. The defaults are the recipe docs/charlm.md measures.
-struct CharLmConfig {
-  std::string text;
-  int64_t n_layer = 4, n_head = 4, n_embd = 128, context = 64;
-  int64_t batch_size = 32;
-  double lr = 4e-3;
-  int64_t warmup = 50;
-  std::optional<int64_t> steps;   // stop after this many steps; the schedule follows them
-  std::optional<double> minutes;  // stop after this much time (training and evaluations); without
-                                  // --steps the schedule follows it
-  int64_t eval_every = 100;
-  std::string out_dir = ".";
-  int64_t sample_chars = 400;
-  double temperature = 0.8;
-  std::optional<std::string> prompt;
-  uint64_t seed = 0;
-};
 
 constexpr double kDefaultMinutes = 15;
 
@@ -226,7 +211,12 @@ std::vector<int32_t> encode_prompt(const std::string& prompt, const std::vector<
 }  // namespace
 
 int cmd_train_charlm(const Args& args) {
-  const CharLmConfig cfg = parse_config(args);
+  train_charlm(parse_config(args));
+  return 0;
+}
+
+CharLmResult train_charlm(const CharLmConfig& cfg) {
+  CharLmResult result;
   const int64_t B = cfg.batch_size, T = cfg.context;
 
   const CharCorpus corpus = load_char_corpus(cfg.text, kHeldoutFraction);
@@ -326,6 +316,7 @@ int cmd_train_charlm(const Args& args) {
     const bool last = (cfg.steps && step >= *cfg.steps) || (cfg.minutes && elapsed_s() >= budget_s);
     if (step % cfg.eval_every == 0 || last) {
       heldout = heldout_loss();
+      result.curve.push_back({step, interval_loss / static_cast<double>(interval_steps), heldout});
       std::printf("step %lld: train loss %.4f, held-out loss %.4f nats/char, lr %.2e, %.0f chars/s, %.1f s\n",
                   static_cast<long long>(step), interval_loss / static_cast<double>(interval_steps), heldout,
                   opt.lr(), static_cast<double>(interval_steps * B * T) / interval_s, elapsed_s());
@@ -348,7 +339,28 @@ int cmd_train_charlm(const Args& args) {
                     {"vocab", vocab_string(corpus.vocab)},
                     {"steps", std::to_string(step)},
                     {"heldout_loss", fixed(heldout, 4)}});
-  std::cout << "wrote " << checkpoint_path << "\n";
+  const std::string plot_path = (fs::path(cfg.out_dir) / "charlm.svg").string();
+  std::vector<double> steps, train_loss, heldout_curve;
+  for (const CharLmResult::Point& p : result.curve) {
+    steps.push_back(static_cast<double>(p.step));
+    train_loss.push_back(p.train_loss);
+    heldout_curve.push_back(p.heldout_loss);
+  }
+  write_svg(
+      plot_path,
+      {LineChart{
+          .title = "character-level GPT: loss",
+          .x_label = "step",
+          .y_label = "nats per character",
+          .series = {
+              {.label = "training (mean since the last point)",
+               .x = steps,
+               .y = train_loss,
+               .color = "#1f5fa0"},
+              {.label = "held-out", .x = steps, .y = heldout_curve, .color = "#d62728", .markers = true}}}});
+  std::cout << "wrote " << checkpoint_path << " and " << plot_path << "\n";
+  result.heldout_loss = heldout;
+  result.steps = step;
 
   if (cfg.sample_chars > 0) {
     Sampler sampler({.temperature = cfg.temperature}, cfg.seed);
@@ -359,8 +371,9 @@ int cmd_train_charlm(const Args& args) {
     std::cout << "sample (" << cfg.sample_chars << " characters, temperature " << cfg.temperature << ", seed "
               << cfg.seed << "):\n"
               << text << "\n";
+    result.sample = text;
   }
-  return 0;
+  return result;
 }
 
 }  // namespace lazygrad::cli

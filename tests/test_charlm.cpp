@@ -138,6 +138,10 @@ TEST_F(CharLm, LearnsTheWordsWritesTheCheckpointAndSamplesRepeatably) {
   const int64_t V = std::count(vocab.begin(), vocab.end(), ',') + 1;
   models::GPT2 model(models::GPT2Config{2, 2, 32, V, 32});
   EXPECT_NO_THROW(model.load_hf_state_dict(load_safetensors(checkpoint)));
+  // The loss curves: one point per evaluation, steps 40 and 80, both losses.
+  const std::string svg = test::read_file(dir_ / "out" / "charlm.svg");
+  EXPECT_NE(svg.find("held-out"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<polyline"), std::string::npos) << svg;
 
   // The sample: the prompt (a new line) and 60 characters, all from the text's alphabet.
   const std::string sample = sample_of(r.out);

@@ -16,6 +16,7 @@
 #include "test_files.h"
 
 namespace fs = std::filesystem;
+using lazygrad::test::read_file;
 using lazygrad::test::RunResult;
 
 namespace {
@@ -65,9 +66,10 @@ void write_idx(const fs::path& path, const std::vector<uint32_t>& dims, const st
 TEST_F(Milestones, ListNamesEachWithItsYearAndTargets) {
   RunResult r = run({"milestone", "list"});
   ASSERT_EQ(r.exit_status, 0) << r.err;
-  for (const char* name : {"perceptron", "xor", "mlp", "cnn"})
+  for (const char* name : {"perceptron", "xor", "mlp", "cnn", "transformer"})
     EXPECT_NE(r.out.find(std::string(name) + " "), std::string::npos) << name << " is not listed:\n" << r.out;
-  for (const char* year : {"1958", "1986", "1998"}) EXPECT_NE(r.out.find(year), std::string::npos) << year;
+  for (const char* year : {"1958", "1986", "1998", "2017"})
+    EXPECT_NE(r.out.find(year), std::string::npos) << year;
   EXPECT_NE(r.out.find("target: "), std::string::npos);
   EXPECT_NE(r.out.find("--quick: "), std::string::npos);
   EXPECT_NE(run({"--help"}).out.find("milestone"), std::string::npos) << "listed in the top-level help";
@@ -85,7 +87,8 @@ TEST_F(Milestones, BadInputExits2WithTheUsage) {
     EXPECT_EQ(r.exit_status, 2) << args.back() << "\n" << r.out << r.err;
     EXPECT_NE(r.err.find("usage: lazygrad milestone"), std::string::npos) << r.err;
   }
-  EXPECT_NE(run({"milestone", "run", "resnet"}).err.find("no milestone 'resnet': perceptron, xor, mlp, cnn"),
+  EXPECT_NE(run({"milestone", "run", "resnet"})
+                .err.find("no milestone 'resnet': perceptron, xor, mlp, cnn, transformer"),
             std::string::npos);
 }
 
@@ -116,6 +119,47 @@ TEST_F(Milestones, MlpAndCnnQuickRunsReachTheirTargets) {
     EXPECT_EQ(last_line(r.out).rfind("PASSED: test accuracy ", 0), 0u) << r.out;
     EXPECT_TRUE(fs::exists(dir_ / (std::string(name) + ".safetensors"))) << name;
   }
+}
+
+TEST_F(Milestones, TransformerQuickRunReachesItsTargets) {
+  if (!fs::exists("/usr/share/games/fortunes"))
+    GTEST_SKIP() << "fortunes is not installed (apt-get install fortunes)";
+  RunResult r = run({"milestone", "run", "transformer", "--quick", "--out", dir_.string()});
+  EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out).rfind("PASSED: held-out loss ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("sequence reversal (8 digits, 2-layer encoder): "), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(dir_ / "charlm.svg")) << "the loss curve";
+  EXPECT_NE(read_file(dir_ / "charlm.svg").find("held-out"), std::string::npos);
+}
+
+// CIFAR-10's binary format, generated: each class a colour of its own (plus noise), which the CIFAR
+// network learns in the quick run's one epoch; the Fashion-MNIST part runs first.
+TEST_F(Milestones, CnnWithCifarRunsOnTheBinaryFormat) {
+  if (!have_fashion_mnist())
+    GTEST_SKIP() << "Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)";
+  const fs::path cifar = dir_ / "cifar-10-batches-bin";
+  fs::create_directories(cifar);
+  std::mt19937 rng(1);
+  auto records = [&](int n) {
+    std::string out;
+    for (int r = 0; r < n; r++) {
+      const int label = static_cast<int>(rng() % 10);
+      out += static_cast<char>(label);
+      for (int c = 0; c < 3; c++)
+        for (int p = 0; p < 1024; p++)
+          out += static_cast<char>(((label * 37 + c * 91) % 200) + static_cast<int>(rng() % 48));
+    }
+    return out;
+  };
+  for (int i = 1; i <= 5; i++)
+    std::ofstream(cifar / ("data_batch_" + std::to_string(i) + ".bin"), std::ios::binary) << records(256);
+  std::ofstream(cifar / "test_batch.bin", std::ios::binary) << records(200);
+  RunResult r =
+      run({"milestone", "run", "cnn", "--quick", "--cifar", cifar.string(), "--out", dir_.string()});
+  EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("CIFAR-10: 1280 training and 200 test images from "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("CIFAR-10 epoch 1/1: train loss "), std::string::npos) << r.out;
+  EXPECT_NE(last_line(r.out).find("; CIFAR-10 test accuracy "), std::string::npos) << r.out;
 }
 
 // Images of noise with random labels: nothing to learn, so the mlp's quick target (78%) is missed.

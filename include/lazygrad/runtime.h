@@ -16,9 +16,9 @@ struct Settings {
   // LAZYGRAD_CPU_COMPILER: "llvm" (clang and LLVM inside the process; the default where the build has
   // them) or "cc" (the compiler above, a process per batch of kernels): docs/devices.md
   std::string cpu_compiler = "cc";
-  std::string cache_dir;        // LAZYGRAD_CACHE, else $XDG_CACHE_HOME/lazygrad, else ~/.cache/lazygrad
-  bool noopt = false;           // NOOPT=1: kernels as lowered, no upcast, unroll or vectors
-  int beam = 0;                 // BEAM=N: search N candidates wide for each new kernel's optimizations
+  std::string cache_dir;  // LAZYGRAD_CACHE, else $XDG_CACHE_HOME/lazygrad, else ~/.cache/lazygrad
+  bool noopt = false;     // NOOPT=1: kernels as lowered, no upcast, unroll or vectors
+  int beam = 0;           // BEAM=N: search N candidates wide for each new kernel's optimizations
 };
 
 // Read once from the environment; set_* change them for this process (tests use these).
