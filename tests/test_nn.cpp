@@ -650,6 +650,60 @@ TEST(NnLayers, EmbeddingLooksUpRowsAndPaddingGetsNoGradient) {
       contains(error_of([&] { nn::Embedding(10, 4, 10); }), "padding_idx must be within num_embeddings"));
 }
 
+// Int8Linear: weights rounded to int8 per output row, dequantized in the product's one kernel.
+TEST(NnLayers, Int8LinearQuantizesPerRowAndDequantizesInOneKernel) {
+  Tensor::manual_seed(3);
+  nn::Linear fp(64, 16);
+  {
+    NoGrad no_grad;
+    fp.weight.narrow_assign(0, 5, Tensor::zeros({1, 64}));  // an all-zero row: scale 1, weights 0
+  }
+  nn::Int8Linear q8(fp);
+  EXPECT_EQ(q8.weight.dtype(), kInt8);
+  EXPECT_EQ(q8.weight.shape(), (Shape{16, 64}));
+  EXPECT_TRUE(q8.parameters().empty()) << "buffers: no gradient";
+  EXPECT_EQ(q8.memory_footprint().buffers, 16 * 64 + 16 * 4 + 16 * 4) << "int8 weights, scales, bias";
+  EXPECT_EQ(fp.memory_footprint().parameters, 16 * 64 * 4 + 16 * 4);
+
+  const std::vector<float> w = fp.weight.to_vector<float>(), s = q8.scale.to_vector<float>();
+  const std::vector<int8_t> q = q8.weight.to_vector<int8_t>();
+  for (int r = 0; r < 16; r++) {
+    float row_max = 0;
+    for (int c = 0; c < 64; c++) row_max = std::max(row_max, std::fabs(w[r * 64 + c]));
+    EXPECT_FLOAT_EQ(s[r], r == 5 ? 1.0f : row_max / 127.0f) << "row " << r;
+    int extreme = 0;
+    for (int c = 0; c < 64; c++) {
+      EXPECT_LE(std::fabs(q[r * 64 + c] * s[r] - w[r * 64 + c]), 0.5f * s[r] + 1e-7f) << r << ", " << c;
+      extreme = std::max(extreme, std::abs(int(q[r * 64 + c])));
+    }
+    EXPECT_EQ(extreme, r == 5 ? 0 : 127) << "the row's largest weight is +-127";
+  }
+
+  Tensor x = Tensor::randn({8, 64});
+  x.realize();
+  std::vector<float> deq(16 * 64);
+  for (int i = 0; i < 16 * 64; i++) deq[i] = static_cast<float>(q[i]) * s[i / 64];
+  nn::Linear reference(64, 16);
+  {
+    NoGrad no_grad;
+    reference.weight.assign(Tensor::from_vector(deq, {16, 64}));
+    reference.bias.assign(fp.bias);
+  }
+  const std::vector<float> want = reference(x).to_vector<float>();
+  GlobalCounters::reset();
+  Tensor y = q8(x);
+  y.realize();
+  EXPECT_EQ(GlobalCounters::kernel_count, 1) << "the dequantization fuses into the product";
+  EXPECT_LE(GlobalCounters::global_mem, 8 * 64 * 4 + 16 * 64 + 16 * 4 + 16 * 4 + 8 * 16 * 4)
+      << "the weights are read as int8";
+  const std::vector<float> got = y.to_vector<float>();
+  for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i]))) << i;
+  // Against the float32 layer: within the rounding of the weights.
+  const std::vector<float> exact = fp(x).to_vector<float>();
+  for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], exact[i], 0.05f) << i;
+  EXPECT_EQ(q8.to_string(), "Int8Linear(in_features=64, out_features=16, bias=True, dtype=torch.qint8)");
+}
+
 TEST(NnLayers, BadArgumentsAndInputsThrowNamingTheModule) {
   EXPECT_TRUE(contains(error_of([] { nn::Conv2d(3, 4, 3, 2, "same"); }),
                        "Conv2d: padding=\"same\" is not supported for strided convolutions"));

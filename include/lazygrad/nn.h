@@ -219,6 +219,24 @@ class Linear : public Module {
   Tensor weight, bias;  // bias is undefined without one
 };
 
+// A Linear for inference with int8 weights (as PyTorch's dynamic quantization stores them, and the
+// systems milestone measures): each output row's weights scaled by max|w| / 127 and rounded to
+// int8, a float32 scale per row. forward dequantizes inside the matrix product's kernel
+// (x @ (q * scale)^T + bias): the float32 weights are never stored, and a weight's bytes are read
+// once, a quarter of Linear's. No gradient (the tensors are buffers).
+class Int8Linear : public Module {
+ public:
+  // Quantizes `linear`'s weight (realized now) and keeps its bias.
+  explicit Int8Linear(const Linear& linear);
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+
+  int64_t in_features, out_features;
+  Tensor weight;  // int8 [out_features, in_features]
+  Tensor scale;   // float32 [out_features]: a row's weights are weight * scale
+  Tensor bias;    // float32 [out_features], undefined without one
+};
+
 // PyTorch's _ConvNd: Conv1d/2d/3d and ConvTranspose1d/2d share their parameters and initialization.
 // weight [out, in / groups, *kernel] (transposed: [in, out / groups, *kernel]) from
 // kaiming_uniform(a = sqrt(5)); bias [out] from U(-1/sqrt(fan_in), 1/sqrt(fan_in)), where fan_in is
