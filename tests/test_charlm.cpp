@@ -73,10 +73,8 @@ class CharLm : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("lazygrad_charlm_" + std::to_string(getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    cli_ = fs::read_symlink("/proc/self/exe").parent_path() / "lazygrad";
+    dir_ = test::fresh_dir(std::string("lazygrad_charlm_") + info->name());
+    cli_ = test::cli_binary();
     ASSERT_TRUE(fs::exists(cli_)) << cli_ << " is missing: build the lazygrad_cli target";
     text_path_ = dir_ / "words.txt";
     write_file(text_path_, structured_text());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -36,6 +37,18 @@ inline void write_text(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
 }
+
+// A fresh, empty folder `<name>_<pid>` under the system's temporary folder, for one test (name it
+// after the test).
+inline fs::path fresh_dir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// The built `lazygrad` binary (target lazygrad_cli), next to the test's own.
+inline fs::path cli_binary() { return fs::read_symlink("/proc/self/exe").parent_path() / "lazygrad"; }
 
 inline std::string shell_quote(const std::string& s) {
   std::string quoted = "'";

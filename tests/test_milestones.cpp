@@ -25,11 +25,8 @@ class Milestones : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ =
-        fs::temp_directory_path() / ("lazygrad_milestones_" + std::to_string(getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    cli_ = fs::read_symlink("/proc/self/exe").parent_path() / "lazygrad";
+    dir_ = lazygrad::test::fresh_dir(std::string("lazygrad_milestones_") + info->name());
+    cli_ = lazygrad::test::cli_binary();
     ASSERT_TRUE(fs::exists(cli_)) << cli_ << " is missing: build the lazygrad_cli target";
   }
   void TearDown() override { fs::remove_all(dir_); }
