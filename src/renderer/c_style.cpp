@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <numbers>
 #include <optional>
@@ -1012,21 +1013,30 @@ class CRenderer {
     if (!w) w = 1;
     mask_bytes_[u.get()] = w;
     auto m = [&](size_t i, bool invert = false) { return as_mask(u->src[i], w, invert); };
+    // Scalar masks combine as int (C's promotion), which clang will not narrow into a vector of
+    // narrower lanes ("implicit conversion would cause truncation"; GCC does): a combination of
+    // scalars only is cast back to the lanes' type, a scalar that then broadcasts.
+    const std::string lane = "int" + std::to_string(w * 8) + "_t";
+    auto of = [&](const std::string& expr, std::initializer_list<size_t> operands) {
+      bool any_vector = false;
+      for (size_t i : operands) any_vector = any_vector || vec(u->src[i]);
+      return any_vector ? "(" + expr + ")" : "((" + lane + ")(" + expr + "))";
+    };
     switch (u->op) {
       case Ops::AND:
       case Ops::MUL:
-        return m(0) + " & " + m(1);
+        return of(m(0) + " & " + m(1), {0, 1});
       case Ops::OR:
       case Ops::ADD:  // bool + bool as _Bool: 1 + 1 is true
       case Ops::MAX:
-        return m(0) + " | " + m(1);
+        return of(m(0) + " | " + m(1), {0, 1});
       case Ops::XOR:
       case Ops::CMPNE:
-        return m(0) + " ^ " + m(1);
+        return of(m(0) + " ^ " + m(1), {0, 1});
       case Ops::CMPLT:  // only false < true
-        return m(0, true) + " & " + m(1);
+        return of(m(0, true) + " & " + m(1), {0, 1});
       case Ops::WHERE:
-        return "(" + m(0) + " & " + m(1) + ") | (" + m(0, true) + " & " + m(2) + ")";
+        return of(of(m(0) + " & " + m(1), {0, 1}) + " | " + of(m(0, true) + " & " + m(2), {0, 2}), {0, 1, 2});
       default:
         mask_bytes_.erase(u.get());
         return "";  // lane by lane, 0/1 bytes
