@@ -147,6 +147,11 @@ int cmd_train(const Args& args) {
 
 std::vector<double> train_fashion_mnist(const TrainConfig& cfg) {
   namespace fs = std::filesystem;
+  // What parse_config checks for the command line, for callers that fill the struct themselves.
+  if (cfg.epochs < 1 || cfg.batch_size < 1 || cfg.limit < 0 || !(cfg.lr > 0))
+    throw Error("train fashion-mnist: epochs " + std::to_string(cfg.epochs) + ", batch size " +
+                std::to_string(cfg.batch_size) + ", limit " + std::to_string(cfg.limit) +
+                ": epochs and the batch size must be at least 1, the limit 0 (all) or more, lr positive");
   if (!cfg.device.empty()) set_default_device(cfg.device);  // the model, the batches, every kernel
 
   data::FashionMnist ds = data::load_fashion_mnist(cfg.data_dir);

@@ -216,6 +216,12 @@ int cmd_train_charlm(const Args& args) {
 }
 
 CharLmResult train_charlm(const CharLmConfig& cfg) {
+  // What parse_config checks for the command line, for callers that fill the struct themselves.
+  if ((!cfg.steps && !cfg.minutes) || (cfg.steps && *cfg.steps < 1) || (cfg.minutes && !(*cfg.minutes > 0)) ||
+      cfg.eval_every < 1 || cfg.batch_size < 1 || cfg.context < 1)
+    throw Error(
+        "train charlm: needs steps (at least 1) or minutes (more than 0); eval_every, batch_size and "
+        "context at least 1");
   CharLmResult result;
   const int64_t B = cfg.batch_size, T = cfg.context;
 

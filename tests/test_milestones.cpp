@@ -159,6 +159,21 @@ TEST_F(Milestones, CnnWithCifarRunsOnTheBinaryFormat) {
   EXPECT_NE(last_line(r.out).find("; CIFAR-10 test accuracy "), std::string::npos) << r.out;
 }
 
+// Data that is not there is not a missed target: exit status 3, NOT RUN, and a bad CIFAR folder is
+// found before the Fashion-MNIST part trains.
+TEST_F(Milestones, MissingDataExits3) {
+  RunResult r = run({"milestone", "run", "transformer", "--text", (dir_ / "nowhere.txt").string()});
+  EXPECT_EQ(r.exit_status, 3) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out).rfind("NOT RUN: milestone transformer: no text at ", 0), 0u) << r.out;
+  r = run({"milestone", "run", "cnn", "--cifar", dir_.string()});
+  EXPECT_EQ(r.exit_status, 3) << r.out << r.err;
+  EXPECT_EQ(r.out.find("training LeNet"), std::string::npos) << "checked before training:\n" << r.out;
+  EXPECT_NE(last_line(r.out).find("load_cifar10: no data_batch_1.bin in"), std::string::npos) << r.out;
+  r = run({"milestone", "run", "transformer", "--text="});
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_NE(r.err.find("--text takes a path, got ''"), std::string::npos) << r.err;
+}
+
 // Images of noise with random labels: nothing to learn, so the mlp's quick target (78%) is missed.
 TEST_F(Milestones, AMissedTargetExits1) {
   std::mt19937 rng(0);

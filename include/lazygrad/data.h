@@ -62,7 +62,7 @@ struct Cifar10 {
 
 // Loads the binary version's folder, cifar-10-batches-bin: data_batch_1.bin to data_batch_5.bin
 // (training, in that order) and test_batch.bin, each a run of 3073-byte records (a label byte, then
-// the red, green and blue 32x32 planes). Any number of records per file. Throws lazygrad::Error
+// the red, green and blue 32x32 planes). One or more records per file. Throws lazygrad::Error
 // naming the file for a missing one, and the file and byte offset for a size that is not a whole
 // number of records or a label outside 0..9.
 Cifar10 load_cifar10(const std::string& root);

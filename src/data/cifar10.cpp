@@ -1,6 +1,7 @@
 // CIFAR-10 in its binary format (cifar-10-batches-bin): six files of records, each one label byte
 // and 3072 pixel bytes (a 32x32 image's red plane, then green, then blue, rows top to bottom).
 // Checked record by record, so a truncated or foreign file fails here, naming the file and offset.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -28,6 +29,7 @@ void read_batch(const std::filesystem::path& path, Part& into) {
         "load_cifar10: no " + path.filename().string() + " in '" + path.parent_path().string() +
         "' (the folder cifar-10-batches-bin of https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz)");
   std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error("load_cifar10: cannot open '" + path.string() + "'");
   std::ostringstream bytes_stream;
   bytes_stream << f.rdbuf();
   const std::string bytes = bytes_stream.str();
@@ -77,7 +79,10 @@ Tensor random_crop_flip(const Tensor& images, int64_t padding, uint64_t seed) {
   if (images.dtype() != kUInt8 || images.dim() != 4)
     throw Error("random_crop_flip: expected uint8 images [N, C, H, W], got " +
                 std::string(dtype_name(images.dtype())) + " " + shape_str(images.shape()));
-  if (padding < 0) throw Error("random_crop_flip: padding " + std::to_string(padding) + " is negative");
+  if (padding < 0 || padding > std::max(images.size(2), images.size(3)))
+    throw Error("random_crop_flip: padding " + std::to_string(padding) + " is not in 0.." +
+                std::to_string(std::max(images.size(2), images.size(3))) + " for images " +
+                shape_str(images.shape()));
   const int64_t n = images.size(0), c = images.size(1), h = images.size(2), w = images.size(3);
   const std::vector<uint8_t> in = images.to_vector<uint8_t>();
   std::vector<uint8_t> out(in.size(), 0);
