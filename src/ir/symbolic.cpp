@@ -309,24 +309,26 @@ const PatternMatcher& symbolic() {
          int64_t a = b["a"]->const_int(), c = b["b"]->const_int();
          return a > 0 && c > 0 && a % c == 0 ? idx_mod(b["x"], c) : nullptr;
        }},
+            // Exact integer arithmetic, so index (int64) arithmetic only: a narrower integer's product
+      // wraps (uint8 (x * 255) // 255 is not x: fuzzer seed 94381), and only int64 has bounds.
       {op(Ops::IDIV, {op(Ops::MUL, {any("x"), cnst("a")}), cnst("b")}),
-       [](const Binds& b, const UOpPtr&) -> UOpPtr {
+       [](const Binds& b, const UOpPtr& u) -> UOpPtr {
          int64_t a = b["a"]->const_int(), c = b["b"]->const_int();
-         if (a <= 0 || c <= 0) return nullptr;
+         if (a <= 0 || c <= 0 || u->dtype != kInt64) return nullptr;
          if (a % c == 0) return idx_mul(b["x"], a / c);
          if (c % a == 0) return idx_div(b["x"], c / a);
          return nullptr;
        }},
       {op(Ops::MOD, {op(Ops::MUL, {any("x"), cnst("a")}), cnst("b")}),
-       [](const Binds& b, const UOpPtr& u) -> UOpPtr {
+              [](const Binds& b, const UOpPtr& u) -> UOpPtr {
          int64_t a = b["a"]->const_int(), c = b["b"]->const_int();
-         return a > 0 && c > 0 && a % c == 0 ? const_int_uop(u->dtype, 0) : nullptr;
+         return a > 0 && c > 0 && a % c == 0 && u->dtype == kInt64 ? const_int_uop(u->dtype, 0) : nullptr;
        }},
-      {op(Ops::IDIV, {op(Ops::ADD), cnst("c")}),
-       [](const Binds&, const UOpPtr& u) { return split_divmod(u); }},
+            {op(Ops::IDIV, {op(Ops::ADD), cnst("c")}),
+       [](const Binds&, const UOpPtr& u) { return u->dtype == kInt64 ? split_divmod(u) : nullptr; }},
       {op(Ops::MOD, {op(Ops::ADD), cnst("c")}),
-       [](const Binds&, const UOpPtr& u) { return split_divmod(u); }},
-      {op(Ops::ADD), [](const Binds&, const UOpPtr& u) { return combine_divmod(u); }},
+       [](const Binds&, const UOpPtr& u) { return u->dtype == kInt64 ? split_divmod(u) : nullptr; }},
+      {op(Ops::ADD), [](const Binds&, const UOpPtr& u) { return u->dtype == kInt64 ? combine_divmod(u) : nullptr; }},
       // Comparisons decided by range, and boolean identities.
       {op(Ops::CMPLT, {any("x"), cnst("c")}),
        [](const Binds& b, const UOpPtr&) -> UOpPtr {
