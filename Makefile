@@ -1,4 +1,5 @@
-# Thin wrapper over CMake. Targets: deps build demo charlm test lines bench sanitize format fixtures clean.
+# Thin wrapper over CMake. Targets: deps build demo charlm test lines bench sanitize format fixtures clean
+# viz-screenshot.
 # `make test` works from a clean clone: it installs missing Debian packages (deps), configures,
 # builds and runs CTest. Extra CMake options: make build CMAKE_ARGS="-DLAZYGRAD_BUILD_BENCH=OFF".
 
@@ -10,7 +11,7 @@ CMAKE_ARGS ?=
 CACHE_DIR = $(or $(LAZYGRAD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/lazygrad)
 FORMAT_DIRS = include src apps tests bench examples
 
-.PHONY: all deps build demo charlm test test-deps test-cl lines bench sanitize format clean fixtures fuzz-compiler
+.PHONY: all deps build demo charlm test test-deps test-cl lines bench sanitize format clean fixtures fuzz-compiler viz-screenshot
 
 all: build
 
@@ -42,10 +43,12 @@ charlm: build
 # The training tests read Fashion-MNIST (Debian's dataset-fashion-mnist, 30 MB) and the Python
 # tests compare with PyTorch (python3-torch); the `cl` suites run on PoCL (OpenCL on the CPU):
 # installed here so that CI runs them instead of skipping them.
-# The transformer milestone's test reads Debian's fortunes.
+# The transformer milestone's test reads Debian's fortunes; VIZ's test loads its page in Debian's
+# chromium (headless).
+# `make viz-screenshot` copies that test's screenshot into docs/ (docs/viz.md shows it).
 # The suites run with the CPU's in-process compiler (clang's and LLVM's libraries, which `deps`
 # installs before CMake configures) and again, label cc, with `cc` processes.
-TEST_PACKAGES = dataset-fashion-mnist python3-torch pocl-opencl-icd ocl-icd-opencl-dev clinfo fortunes
+TEST_PACKAGES = dataset-fashion-mnist python3-torch pocl-opencl-icd ocl-icd-opencl-dev clinfo fortunes chromium
 test-deps:
 	@bash scripts/install-deps.sh $(TEST_PACKAGES)
 test: test-deps build
@@ -53,6 +56,10 @@ test: test-deps build
 	ctest --test-dir $(BUILD) --output-on-failure -j 2
 	@tail -n +$$(( $$(cat $(BUILD)/.compile-log-start) + 1 )) '$(CACHE_DIR)/compile-log.tsv' 2>/dev/null | \
 	  awk -F'\t' '{n++; s+=$$2} END {printf "kernel compiles: %d kernels compiled in %.1f s of compiler time (cache %s)\n", n, s, "$(CACHE_DIR)"}'
+
+viz-screenshot: test-deps build
+	./$(BUILD)/test_viz --gtest_filter='Viz.ThePageRendersInHeadlessChromium'
+	cp $(BUILD)/viz-screenshot.png docs/viz-screenshot.png
 
 # Every device-agnostic suite on OpenCL (DEVICE=CL), the parity suites whole. PoCL compiles each of
 # their thousands of kernels with its own LLVM, so `make test` runs a chosen part (label cl) and this

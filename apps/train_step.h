@@ -53,7 +53,9 @@ class TrainStep {
   // What the optimizer needs realized in one schedule: the loss, the gradients and the update.
   // zero_grad() drops the gradients' graphs before the next step builds new ones.
   std::vector<Tensor> run(const std::vector<Tensor>& batch) {
-    Tensor loss = (*model_)(model_input(batch[0])).cross_entropy(batch[1]);
+    const Tensor logits = (*model_)(model_input(batch[0]));
+    const ProfileScope scope("loss");  // the profiler's name for the loss and its gradient
+    Tensor loss = logits.cross_entropy(batch[1]);
     loss.backward();
     opt_.step({loss});
     opt_.zero_grad();

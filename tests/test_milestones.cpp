@@ -129,6 +129,17 @@ TEST_F(Milestones, TransformerQuickRunReachesItsTargets) {
   EXPECT_NE(read_file(dir_ / "charlm.svg").find("held-out"), std::string::npos);
 }
 
+TEST_F(Milestones, SystemsQuickRunProfilesAndSpeedsUpAStep) {
+  if (!have_fashion_mnist())
+    GTEST_SKIP() << "Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)";
+  RunResult r = run({"milestone", "run", "systems", "--quick"});
+  EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+  EXPECT_EQ(last_line(r.out).rfind("PASSED: fused ", 0), 0u) << r.out;
+  for (const char* part : {"roofline on CPU (measured)", "fc1                    Linear             401,920",
+                           "shared kernels", "layer by layer", "Jit + BEAM=2", "int8 predictions agree"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+}
+
 // CIFAR-10's binary format, generated: each class a colour of its own (plus noise), which the CIFAR
 // network learns in the quick run's one epoch; the Fashion-MNIST part runs first.
 TEST_F(Milestones, CnnWithCifarRunsOnTheBinaryFormat) {

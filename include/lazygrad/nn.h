@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "lazygrad/profile.h"
 #include "lazygrad/state_dict.h"
 #include "lazygrad/tensor.h"
 
@@ -73,7 +74,12 @@ class Module {
 
   // The computation. The base class has none (a container such as ModuleList) and throws.
   virtual Tensor forward(const Tensor& input);
-  Tensor operator()(const Tensor& input) { return forward(input); }
+  // forward, charged to this module by the profiler (lazygrad/profile.h). nn's layers whose forward
+  // is not inline also open that scope themselves, so a call of their forward() is charged too.
+  Tensor operator()(const Tensor& input) {
+    const ProfileScope scope(*this);
+    return forward(input);
+  }
 
   // Registration, as PyTorch's. Names are non-empty, have no '.', and are unique across parameters,
   // buffers and modules; registering a name of the same kind again replaces the entry in place.
@@ -98,6 +104,9 @@ class Module {
   NamedTensors named_buffers(const std::string& prefix = "", bool recurse = true) const;
   std::vector<std::shared_ptr<Module>> children() const;
   NamedModules named_children() const;
+  // Every module below this one (this one first, named `prefix`), each once, under its dotted name
+  // ("features.0"), as PyTorch's named_modules.
+  std::vector<std::pair<std::string, const Module*>> named_modules(const std::string& prefix = "") const;
   // Calls fn on every child (recursively), then on this module, as PyTorch's apply.
   Module& apply(const std::function<void(Module&)>& fn);
 
@@ -149,8 +158,6 @@ class Module {
   };
   void add_child(const std::string& name, std::shared_ptr<Module> module);
   void check_new_name(const std::string& name, const char* kind) const;
-  // Every module below this one (this one first), deduplicated, with its dotted prefix.
-  std::vector<std::pair<std::string, const Module*>> named_modules(const std::string& prefix) const;
   // The state entries under `prefix`, not detached (load_state_dict assigns into them).
   void collect_state(const std::string& prefix, NamedTensors& out) const;
   void collect_optional_state(const std::string& prefix, std::vector<std::string>& out) const;
@@ -577,6 +584,7 @@ class MSELoss : public Module {
  public:
   explicit MSELoss(std::string reduction = "mean");
   Tensor operator()(const Tensor& input, const Tensor& target) const {
+    const ProfileScope scope(*this);
     return input.mse_loss(target, reduction);
   }
   std::string reduction;

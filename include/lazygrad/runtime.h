@@ -19,6 +19,10 @@ struct Settings {
   std::string cache_dir;  // LAZYGRAD_CACHE, else $XDG_CACHE_HOME/lazygrad, else ~/.cache/lazygrad
   bool noopt = false;     // NOOPT=1: kernels as lowered, no upcast, unroll or vectors
   int beam = 0;           // BEAM=N: search N candidates wide for each new kernel's optimizations
+  // VIZ=1: after each realize, write a self-contained HTML page of it (graph, kernels, their source and
+  // time) to viz_path (VIZ_OUT, default lazygrad-viz.html in the working folder): docs/viz.md
+  bool viz = false;
+  std::string viz_path = "lazygrad-viz.html";
 };
 
 // Read once from the environment; set_* change them for this process (tests use these).
@@ -28,6 +32,8 @@ void set_threads(int n);
 void set_noopt(bool on);
 void set_flush_denormals(bool on);
 void set_beam(int width);
+// VIZ on, writing to `path`; an empty path turns it off.
+void set_viz(const std::string& path);
 
 struct DeviceInfo {
   std::string name;    // "CPU", "CL", "CL:1"

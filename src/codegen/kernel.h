@@ -61,6 +61,9 @@ struct Kernel {
   // (a matrix product read by both the max and the comparison of a fused argmax): the scheduler
   // gives them a kernel of their own, so their value is computed once and is one value.
   std::vector<UOpPtr> recomputed;
+  // Only while a realize is traced (engine/trace.h): the tensor-level nodes this kernel computes
+  // (sources first, its result last) and those it reads from memory.
+  std::vector<UOpPtr> traced_nodes, traced_inputs;
 };
 
 // Tensor-level subgraph to kernel: `root` is computed into `out` (through `out_view`, a movement

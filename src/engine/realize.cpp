@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -15,6 +16,7 @@
 #include "engine/beam.h"
 #include "engine/kernel_export.h"
 #include "engine/schedule.h"
+#include "engine/trace.h"
 #include "ir/variable_state.h"
 #include "lazygrad/counters.h"
 #include "lazygrad/runtime.h"
@@ -287,7 +289,7 @@ double KernelRun::run(const ExecItem& item) {
   args.dims = item.dims;
   args.stop = committed_ ? no_stop() : interrupt_flag();
   args.launch_id = static_cast<uint32_t>(deferred_.size());
-  args.timed = debug_at(2);
+  args.timed = debug_at(2) || realize_traced();  // DEBUG=2 and the profiler show each kernel's time
   if (deferred) {
     deferred_.emplace_back(item.name, item.index_errors);
     if (std::find(devices_.begin(), devices_.end(), &dev) == devices_.end()) devices_.push_back(&dev);
@@ -345,8 +347,19 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::
   auto t_compiled = std::chrono::steady_clock::now();
   double run_s = 0;
   int launched = 0;
+  std::optional<RealizeTrace> trace;
+  if (realize_traced()) trace.emplace();
   for (size_t i = 0; i < sched.kernels.size(); i++) {
     Kernel k = std::move(sched.kernels[i]);  // released after this step: intermediates free early
+    if (trace) {
+      TracedKernel& t = trace->kernels.emplace_back();
+      t.device = k.device;
+      t.copy = k.copy;
+      t.nodes = std::move(k.traced_nodes);
+      t.inputs = std::move(k.traced_inputs);
+      if (const Compiled* c = compiled[i].get()) t.source = c->source;
+      for (const auto& b : k.buffers) t.bytes += static_cast<int64_t>(b->nbytes());
+    }
     ExecItem item;
     item.zero_fill = fills_fresh_output_with_zeros(k);  // before k's buffers move
     item.name = k.name;
@@ -366,7 +379,15 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::
       item.index_errors = std::move(k.index_errors);
     }
     if (item.global_size > 0 || item.copy) launched++;
-    run_s += run.run(item);
+    const double dt = run.run(item);
+    run_s += dt;
+    if (trace) {
+      TracedKernel& t = trace->kernels.back();
+      t.name = item.name;
+      t.seconds = dt;
+      t.global_size = item.global_size;
+      t.flops = item.flops_per_item * item.global_size;
+    }
     if (capture_slot()) capture_slot()->items.push_back(std::move(item));
   }
   if (debug_at(1)) {
@@ -390,6 +411,12 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::
   }
   if (then) then(out);
   run.finish();
+  // Last: the tensors already hold what was computed, so a listener's error (VIZ cannot write its
+  // page) leaves nothing half done.
+  if (trace) {
+    trace->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    publish(*trace);
+  }
   return out;
 }
 

@@ -18,6 +18,7 @@
 
 #include "codegen/row_stream.h"
 #include "debug.h"
+#include "engine/trace.h"
 #include "ir/walk.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -367,6 +368,7 @@ std::vector<UOpPtr> substitute_realized(const std::vector<UOpPtr>& targets,
         src.push_back(replaced(s));
         changed |= src.back() != s;
       }
+      const ScopeGuard scope(u->scope);  // the profiler charges the rebuilt node where u was made
       if (changed) out = make_uop_with_shape(u->op, u->dtype, std::move(src), u->arg, u->shape);
     }
     done[u] = out;
@@ -467,6 +469,7 @@ std::vector<UOpPtr> split_row_streams(const std::vector<UOpPtr>& targets,
   for (const UOp* u : order)
     for (const auto& s : u->src) holder.emplace(s.get(), s);
   for (const UOp* u : order) {
+    const ScopeGuard scope(u->scope);  // the profiler charges the rebuilt nodes where u was made
     std::vector<UOpPtr> src;
     bool changed = false;
     for (const auto& s : u->src) {
@@ -506,6 +509,17 @@ std::vector<UOpPtr> split_row_streams(const std::vector<UOpPtr>& targets,
   std::vector<UOpPtr> out;
   for (const auto& t : targets) out.push_back(replaced(t));
   return out;
+}
+
+// For the profiler and VIZ: the nodes the kernel of `root` computes and those it reads.
+void trace_kernel_nodes(const UOpPtr& root, const RealizeSet& realize, Kernel& k) {
+  auto read = [&](const UOp* x) { return x != root.get() && (x->op == Ops::BUFFER || realize.count(x)); };
+  const std::vector<const UOp*> order = toposort(root.get(), [&](const UOp* x) { return !read(x); });
+  std::unordered_map<const UOp*, UOpPtr> holder{{root.get(), root}};
+  for (const UOp* x : order)
+    if (!read(x))
+      for (const auto& s : x->src) holder.emplace(s.get(), s);
+  for (const UOp* x : order) (read(x) ? k.traced_inputs : k.traced_nodes).push_back(holder.at(x));
 }
 
 // Entries whose node no graph holds any more: their views would count as readers of their buffers.
@@ -677,6 +691,9 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets, const std:
     while (split_reductions(realize)) {
     }
   }
+
+  if (realize_traced())
+    for (auto& [u, k] : kernels) trace_kernel_nodes(realize.at(u), realize, k);
 
   // A kernel that reads a buffer's old contents runs before the assign that overwrites it.
   std::map<const UOp*, std::set<const UOp*>> deps;

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
+#include <utility>
 
 #include "shape/size.h"
 
@@ -162,6 +163,23 @@ UOp::~UOp() {
   releasing = nullptr;
 }
 
+namespace {
+thread_local uint32_t scope_now = 0;
+
+UOpPtr tagged(UOpPtr node) {
+  if (scope_now && !node->scope.load(std::memory_order_relaxed))
+    node->scope.store(scope_now, std::memory_order_relaxed);
+  return node;
+}
+}  // namespace
+
+uint32_t current_scope() { return scope_now; }
+uint32_t exchange_scope(uint32_t scope) { return std::exchange(scope_now, scope); }
+ScopeGuard::ScopeGuard(uint32_t scope) : previous_(scope_now) {
+  if (scope) scope_now = scope;
+}
+ScopeGuard::~ScopeGuard() { scope_now = previous_; }
+
 UOpPtr make_uop_with_shape(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg,
                            std::optional<Shape> shape) {
   size_t h = mix(static_cast<size_t>(op), static_cast<size_t>(dtype));
@@ -178,7 +196,7 @@ UOpPtr make_uop_with_shape(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg
     std::lock_guard<std::mutex> lock(t.mu);
     auto it = t.map.find(Key{node.get()});
     if (it != t.map.end()) {
-      if (auto alive = it->second.lock()) return alive;
+      if (auto alive = it->second.lock()) return tagged(alive);
       t.map.erase(it);
     }
   }
@@ -188,11 +206,11 @@ UOpPtr make_uop_with_shape(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg
   std::lock_guard<std::mutex> lock(t.mu);
   auto [it, inserted] = t.map.try_emplace(Key{node.get()}, node);
   if (!inserted) {
-    if (auto alive = it->second.lock()) return alive;  // another thread made it meanwhile
+    if (auto alive = it->second.lock()) return tagged(alive);  // another thread made it meanwhile
     t.map.erase(it);
     t.map.emplace(Key{node.get()}, node);
   }
-  return node;
+  return tagged(node);
 }
 
 UOpPtr make_uop(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {

@@ -3,6 +3,7 @@
 // structurally equal subgraphs are one object and common subexpressions dedupe for free.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -65,6 +66,10 @@ struct UOp {
   Arg arg;
   Shape shape;  // tensor-level nodes only; {} for scalars and kernel-level nodes
   size_t hash;
+  // The scope (a layer's forward, the optimizer's step) whose code made this node, for the profiler
+  // (engine/trace.h); 0: none. Not part of the node's identity: made again elsewhere, it keeps the
+  // first. Set only while a profile runs.
+  mutable std::atomic<uint32_t> scope{0};
 
   ~UOp();
 
@@ -120,6 +125,21 @@ std::optional<std::pair<UOpPtr, int64_t>> affine_in(const UOpPtr& idx, const UOp
 // idx as base + x / 2 with base free of x (a pooling gradient reads each pooled value for two
 // neighbouring columns): the base, where idx is (B + x) / 2 plus terms free of x and B is even.
 std::optional<UOpPtr> halved_in(const UOpPtr& idx, const UOp* x);
+
+// The scope that make_uop tags the nodes it makes with, on this thread (0: none, the default).
+// ScopeGuard sets it for a block; a guard of scope 0 leaves the enclosing one.
+uint32_t current_scope();
+uint32_t exchange_scope(uint32_t scope);  // sets it, returns the one before
+class ScopeGuard {
+ public:
+  explicit ScopeGuard(uint32_t scope);
+  ~ScopeGuard();
+  ScopeGuard(const ScopeGuard&) = delete;
+  ScopeGuard& operator=(const ScopeGuard&) = delete;
+
+ private:
+  uint32_t previous_;
+};
 
 // Number of live UOps (for tests of hash-consing).
 size_t live_uop_count();

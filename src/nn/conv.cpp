@@ -127,6 +127,7 @@ Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, IntList kernel_size, I
              std::move(padding), std::move(dilation), groups, bias, 0) {}
 
 Tensor Conv1d::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   check_input(input);
   return input.conv1d(weight, optional(bias), stride, padding, dilation, groups);
 }
@@ -137,6 +138,7 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, IntList kernel_size, I
              std::move(padding), std::move(dilation), groups, bias, 0) {}
 
 Tensor Conv2d::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   check_input(input);
   return input.conv2d(weight, optional(bias), stride, padding, dilation, groups);
 }
@@ -147,6 +149,7 @@ Conv3d::Conv3d(int64_t in_channels, int64_t out_channels, IntList kernel_size, I
              std::move(padding), std::move(dilation), groups, bias, 0) {}
 
 Tensor Conv3d::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   check_input(input);
   return input.conv3d(weight, optional(bias), stride, padding, dilation, groups);
 }
@@ -158,6 +161,7 @@ ConvTranspose1d::ConvTranspose1d(int64_t in_channels, int64_t out_channels, IntL
              ConvPadding(padding.values()), std::move(dilation), groups, bias, std::move(output_padding)) {}
 
 Tensor ConvTranspose1d::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   check_input(input);
   return input.conv_transpose1d(weight, optional(bias), stride, padding.sizes(), output_padding, groups,
                                 dilation);
@@ -170,6 +174,7 @@ ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, IntL
              ConvPadding(padding.values()), std::move(dilation), groups, bias, std::move(output_padding)) {}
 
 Tensor ConvTranspose2d::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   check_input(input);
   return input.conv_transpose2d(weight, optional(bias), stride, padding.sizes(), output_padding, groups,
                                 dilation);

@@ -35,6 +35,7 @@ void Embedding::reset_parameters() {
 }
 
 Tensor Embedding::forward(const Tensor& indices) {
+  const ProfileScope scope(*this);
   require(is_int(indices.dtype()), "Embedding: expected integer indices, got " +
                                        std::string(dtype_name(indices.dtype())) + " of shape " +
                                        shape_str(indices.shape()));

@@ -28,6 +28,7 @@ void Linear::reset_parameters() {
 }
 
 Tensor Linear::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   require(input.dim() >= 1 && input.shape().back() == in_features,
           "Linear: expected an input of shape [*, " + std::to_string(in_features) + "] (in_features), got " +
               shape_str(input.shape()));
@@ -50,6 +51,7 @@ Int8Linear::Int8Linear(const Linear& linear)
 }
 
 Tensor Int8Linear::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   require(input.dim() >= 1 && input.shape().back() == in_features,
           "Int8Linear: expected an input of shape [*, " + std::to_string(in_features) +
               "] (in_features), got " + shape_str(input.shape()));

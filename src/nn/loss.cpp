@@ -27,6 +27,7 @@ CrossEntropyLoss::CrossEntropyLoss(std::optional<Tensor> weight, int64_t ignore_
 }
 
 Tensor CrossEntropyLoss::operator()(const Tensor& input, const Tensor& target) const {
+  const ProfileScope scope(*this);
   return input.cross_entropy(target, weight.defined() ? std::optional(weight) : std::nullopt, ignore_index,
                              reduction, label_smoothing);
 }

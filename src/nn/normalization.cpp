@@ -63,6 +63,7 @@ void BatchNorm::reset_parameters() {
 }
 
 Tensor BatchNorm::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   require(std::find(input_dims_.begin(), input_dims_.end(), input.dim()) != input_dims_.end(),
           std::string(name_) + ": expected " + dims_str(input_dims_) + " input, got shape " +
               shape_str(input.shape()),
@@ -113,6 +114,7 @@ void LayerNorm::reset_parameters() {
 }
 
 Tensor LayerNorm::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   return input.layer_norm(normalized_shape, optional(weight), optional(bias), eps);
 }
 
@@ -144,6 +146,7 @@ void GroupNorm::reset_parameters() {
 }
 
 Tensor GroupNorm::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   require(input.dim() >= 2 && input.size(1) == num_channels,
           "GroupNorm: expected an input of shape [N, " + std::to_string(num_channels) +
               ", *] (num_channels), got " + shape_str(input.shape()));
@@ -175,6 +178,7 @@ void InstanceNorm::reset_parameters() {
 }
 
 Tensor InstanceNorm::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   const std::string name =
       spatial_dims ? "InstanceNorm" + std::to_string(spatial_dims) + "d" : "InstanceNorm";
   // InstanceNormNd takes [N, C, *] with N spatial dimensions, or the same without the batch.
@@ -218,6 +222,7 @@ void RMSNorm::reset_parameters() {
 }
 
 Tensor RMSNorm::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   return input.rms_norm(normalized_shape, optional(weight), eps);
 }
 

@@ -16,6 +16,7 @@
 
 #include "lazygrad/error.h"
 #include "lazygrad/jit.h"
+#include "lazygrad/profile.h"
 #include "nn/optim_checks.h"
 
 namespace lazygrad::optim {
@@ -73,6 +74,7 @@ std::vector<Tensor> Optimizer::schedule_step() {
               "the tensors it returned before building the next step's graph",
           ErrorKind::Runtime);
   NoGrad no_grad;
+  const ProfileScope scope("optimizer");
   std::vector<Tensor> targets;
   std::vector<size_t> stepped;
   for (size_t i = 0; i < params_.size(); i++) {

@@ -27,6 +27,7 @@ MaxPool1d::MaxPool1d(IntList kernel_size, IntList stride, IntList padding, IntLi
       ceil_mode(ceil_mode) {}
 
 Tensor MaxPool1d::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   return input.max_pool1d(kernel_size, stride, padding, dilation, ceil_mode);
 }
 
@@ -44,6 +45,7 @@ MaxPool2d::MaxPool2d(IntList kernel_size, IntList stride, IntList padding, IntLi
       ceil_mode(ceil_mode) {}
 
 Tensor MaxPool2d::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   return input.max_pool2d(kernel_size, stride, padding, dilation, ceil_mode);
 }
 
@@ -63,6 +65,7 @@ AvgPool2d::AvgPool2d(IntList kernel_size, IntList stride, IntList padding, bool 
       divisor_override(divisor_override) {}
 
 Tensor AvgPool2d::forward(const Tensor& input) {
+  const ProfileScope scope(*this);
   return input.avg_pool2d(kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
 }
 

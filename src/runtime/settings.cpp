@@ -39,6 +39,8 @@ Settings& mutable_settings() {
     s.flush_denormals = env_int("FTZ", 1) != 0;
     s.noopt = env_int("NOOPT", 0) != 0;
     s.beam = std::max(0, env_int("BEAM", 0));
+    s.viz = env_int("VIZ", 0) != 0;
+    s.viz_path = env("VIZ_OUT", s.viz_path);
     s.cc = env("CC", "cc");
     // IEEE semantics: no -ffast-math, no FMA contraction (results match PyTorch's op-by-op ones);
     // -fwrapv makes signed overflow wrap as it does in PyTorch.
@@ -68,6 +70,10 @@ void set_threads(int n) {
 void set_noopt(bool on) { mutable_settings().noopt = on; }
 void set_flush_denormals(bool on) { mutable_settings().flush_denormals = on; }
 void set_beam(int width) { mutable_settings().beam = std::max(0, width); }
+void set_viz(const std::string& path) {
+  mutable_settings().viz = !path.empty();
+  if (!path.empty()) mutable_settings().viz_path = path;
+}
 
 void debug_log(int level, const std::string& line) {
   if (!debug_at(level)) return;

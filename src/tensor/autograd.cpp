@@ -341,6 +341,7 @@ std::vector<UOpPtr> backprop(const UOpPtr& root, const UOpPtr& upstream, const s
     const UOpPtr& u = order[i];
     auto g = grads.find(u.get());
     if (g == grads.end() || (target_set.count(u.get()) && u->src.empty())) continue;
+    const ScopeGuard scope(u->scope);  // a layer's gradient is charged to the layer (the profiler)
     if (auto from = computed_from.find(u.get()); from != computed_from.end()) {
       accumulate(from->second, g->second);
       continue;

@@ -1,0 +1,53 @@
+#include "engine/trace.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "engine/viz.h"
+#include "lazygrad/runtime.h"
+
+namespace lazygrad {
+
+namespace {
+struct Listeners {
+  std::mutex mu;
+  std::vector<const std::function<void(const RealizeTrace&)>*> fns;
+};
+Listeners& listeners() {
+  static Listeners l;
+  return l;
+}
+}  // namespace
+
+RealizeListener::RealizeListener(std::function<void(const RealizeTrace&)> fn) : fn_(std::move(fn)) {
+  std::lock_guard<std::mutex> lock(listeners().mu);
+  listeners().fns.push_back(&fn_);
+}
+
+RealizeListener::~RealizeListener() {
+  std::lock_guard<std::mutex> lock(listeners().mu);
+  std::erase(listeners().fns, &fn_);
+}
+
+bool realize_traced() {
+  if (settings().viz) return true;
+  std::lock_guard<std::mutex> lock(listeners().mu);
+  return !listeners().fns.empty();
+}
+
+void publish(const RealizeTrace& trace) {
+  std::vector<const std::function<void(const RealizeTrace&)>*> fns;
+  {
+    std::lock_guard<std::mutex> lock(listeners().mu);
+    fns = listeners().fns;
+  }
+  for (const auto* fn : fns) (*fn)(trace);
+  if (settings().viz) write_viz_page(trace, settings().viz_path);
+}
+
+int64_t node_flops(const UOp& u) {
+  if (u.op == Ops::REDUCE_AXIS) return u.src[0]->numel();
+  return is_alu(u.op) ? u.numel() : 0;
+}
+
+}  // namespace lazygrad
