@@ -24,6 +24,10 @@
 #include "command.h"
 #include "report_errors.h"
 
+namespace lazygrad::cli {
+int cmd_learn(const Args& args);  // apps/learn.cpp
+}  // namespace lazygrad::cli
+
 namespace {
 
 using namespace lazygrad::cli;  // Args, Command, UsageError, parse_options (apps/command.h)
@@ -117,7 +121,7 @@ const Command kCommands[] = {
      "                  2 for bad arguments\n"
      "  --quick         a short version with a target of its own (what CI runs)\n"
      "  --seed S        seeds the data, the initialization and the shuffling (default 0)\n"
-     "  --data DIR      Fashion-MNIST's IDX files, for mlp and cnn (default\n"
+     "  --data DIR      Fashion-MNIST's IDX files, for mlp, cnn and systems (default\n"
      "                  /usr/share/datasets/fashion-mnist)\n"
      "  --text PATH     the transformer's text, a file or a folder (default /usr/share/games/fortunes,\n"
      "                  Debian's fortunes)\n"
@@ -125,9 +129,55 @@ const Command kCommands[] = {
      "                  cifar-10-batches-bin (data_batch_1.bin ... test_batch.bin)\n"
      "  --out DIR       where mlp, cnn and transformer write their checkpoint and plot (default .)\n"
      "\n"
-     "Milestones: perceptron (1958), xor (1986), mlp (1986), cnn (1998), transformer (2017).\n"
+     "Milestones: perceptron (1958), xor (1986), mlp (1986), cnn (1998), transformer (2017), systems\n"
+     "(2018).\n"
      "docs/milestones.md has a full run of each, its command, output and time.",
      cmd_milestone},
+    {"learn", "list | start N [--dir DIR] | check N [--file PATH]",
+     "exercises: write a piece of lazygrad yourself, and have it checked",
+     "list              the exercises: number, name, what to write, and the chapter that teaches it\n"
+     "start N           write exercise N's starter file (the piece to write left out, a TODO in its\n"
+     "                  place) and say what to do; an existing file is never overwritten\n"
+     "  --dir DIR       where to write it (default .; made if missing)\n"
+     "check N           compile the file against lazygrad, run it and compare with lazygrad's own\n"
+     "                  answer: RIGHT, or WRONG with what went wrong, why, and how to fix it\n"
+     "  --file PATH     the file to check (default: the one start wrote, in .)\n"
+     "\n"
+     "N is a number or a name: 1 sigmoid-backward, 2 attention, 3 sgd-momentum, 4 fusion-count.\n"
+     "Exit status: 0 right; 1 wrong, a file that does not compile (the compiler's errors are shown)\n"
+     "or another error; 2 bad arguments.\n"
+     "\n"
+     "check compiles the file with CXX (default c++; -std=c++20 -shared) and loads it into lazygrad;\n"
+     "the headers come from LAZYGRAD_INCLUDE_DIR, else the install's or the source tree's include/,\n"
+     "the starters from LAZYGRAD_LEARN_DIR, else share/lazygrad/learn or the source tree's learn/. A\n"
+     "check takes a second or two. See docs/learn/exercises.md.",
+     cmd_learn},
+    {"bench", "[--model mlp|cnn] [--batch-size B] [--steps N]",
+     "measure this machine: the roofline, a training step profiled per layer, steps per second",
+     "Prints the CPU's model and the compiler of CPU kernels; the roofline's ceilings, measured with\n"
+     "lazygrad's own kernels (a 1024x1024 float32 matrix product, x + 1 over 64 MiB); one training step\n"
+     "(random images, cross-entropy, Adam) profiled per layer (docs/profile.md: parameters, FLOPs, bytes,\n"
+     "kernels, time, the share of the roofline reached, and the kernels fused across layers); then the\n"
+     "step's time run fused and replayed by the Jit.\n"
+     "  --model mlp|cnn   the 784-512-512-10 MLP or the LeNet-style CNN (default mlp)\n"
+     "  --batch-size B    images per step (default 128)\n"
+     "  --steps N         timed steps of each kind, after 3 warm-up steps (default 20)\n"
+     "\n"
+     "The comparisons with OpenBLAS and PyTorch are the programs under bench/ (docs/benchmarks.md).",
+     cmd_bench},
+    {"viz", "[--example matmul|softmax|attention|mlp-step] [--out FILE]",
+     "draw a computation: its graph, its kernels and their source, as one HTML page",
+     "Runs the example and writes one self-contained page of every realize in it (docs/viz.md): the\n"
+     "tensor graph, which nodes fused into which kernel (by colour), and on a click a kernel's\n"
+     "generated source, time, FLOPs and bytes. Nothing on the page is loaded from the network.\n"
+     "  --example NAME    matmul: relu(x @ w + b); softmax: a softmax over rows; attention: causal\n"
+     "                    scaled dot-product attention; mlp-step: one SGD step of a 20-32-4 MLP\n"
+     "                    (default mlp-step)\n"
+     "  --out FILE        where the page goes (default lazygrad-viz.html)\n"
+     "\n"
+     "For your own program, VIZ=1 writes the page of each realize as it runs (VIZ_OUT=FILE), and\n"
+     "lazygrad::write_viz(fn, path) that of everything fn realizes.",
+     cmd_viz},
 };
 
 const Command* find_command(std::string_view name) {

@@ -61,6 +61,10 @@ struct Profile {
 // parameters are counted. Kernels replayed by a Jit are not seen (they are not realized again).
 Profile profile(const std::function<void()>& fn, const nn::Module* model = nullptr);
 
+// Runs fn once and writes one VIZ page (docs/viz.md) of every realize in it to `path`; throws
+// naming the file when it cannot be written.
+void write_viz(const std::function<void()>& fn, const std::string& path);
+
 // Charges the graph nodes made while it lives (and their gradients) to a layer. nn's layers open
 // one in forward(); a module of your own may too. Nested, the innermost wins. Costs one atomic load
 // when no profile runs.

@@ -5,6 +5,7 @@ tinygrad's Tensor (docs/python.md).
 """
 from lazygrad._C import (GlobalCounters, LazygradError, LazygradIndexError, LazygradNotImplementedError,
                          LazygradTypeError, LazygradValueError, OutOfMemoryError, SizeError, Tensor, promote_types)
+from lazygrad._C import ProfileScope, measure_roofline, profile, set_viz, write_viz  # docs/profile.md, docs/viz.md
 from lazygrad import _C
 from lazygrad.dtype import DType, dtypes
 from lazygrad.tensor import no_grad

@@ -27,6 +27,7 @@ void bind_tensor_ops(TensorClass& cls);   // tensor_ops.cpp: ops as methods, Pyt
 void bind_tensor_math_ops(py::module_& m, TensorClass& cls);
 void bind_indexing(TensorClass& cls);     // indexing.cpp: __getitem__, __setitem__
 void bind_gguf(py::module_& nn);          // gguf.cpp: nn.gguf_load (lazygrad's GGUF reader)
+void bind_profile(py::module_& m);        // profile.cpp: profile, ProfileScope, write_viz, set_viz
 
 // ---- conversions (dtypes.cpp) ----
 // dtype= arguments: a DType, None (nullopt), a numpy dtype or type, a name ("float32", "half"), or

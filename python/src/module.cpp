@@ -31,6 +31,7 @@ PYBIND11_MODULE(_C, m) {
   lp::bind_tensor_math_ops(m, cls);
   lp::bind_indexing(cls);
   lp::bind_nn(m);
+  lp::bind_profile(m);
 
   py::class_<GlobalCounters> gc(m, "GlobalCounters", "What the runtime did (tinygrad's GlobalCounters).");
   counter(gc, "kernel_count", GlobalCounters::kernel_count);

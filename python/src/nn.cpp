@@ -86,7 +86,8 @@ void bind_modules(py::module_& nn) {
   py::class_<nn::Module, PyModule, std::shared_ptr<nn::Module>>(nn, "Module")
       .def(py::init<>())
       .def("forward", &nn::Module::forward, py::arg("input"))
-      .def("__call__", &nn::Module::forward, py::arg("input"))
+      .def(
+          "__call__", [](nn::Module& self, const Tensor& input) { return self(input); }, py::arg("input"))
       .def("register_parameter", &nn::Module::register_parameter, py::arg("name"), py::arg("param"),
            py::arg("requires_grad") = true)
       .def("register_buffer", &nn::Module::register_buffer, py::arg("name"), py::arg("buffer"),

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "lazygrad/json.h"
+#include "lazygrad/profile.h"
 #include "shape/size.h"
 
 namespace lazygrad {
@@ -234,6 +235,18 @@ void write_viz_page(const RealizeTrace& trace, const std::string& path) {
     if (!f) throw Error("VIZ: cannot write " + tmp);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw Error("VIZ: cannot rename " + tmp + " to " + path);
+}
+
+void write_viz(const std::function<void()>& fn, const std::string& path) {
+  RealizeTrace all;
+  {
+    RealizeListener listener([&](const RealizeTrace& t) {
+      all.kernels.insert(all.kernels.end(), t.kernels.begin(), t.kernels.end());
+      all.seconds += t.seconds;
+    });
+    fn();
+  }
+  write_viz_page(all, path);
 }
 
 }  // namespace lazygrad

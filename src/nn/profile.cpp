@@ -246,7 +246,7 @@ std::string Profile::table() const {
     any_shared = true;
     out += "  " + k.name + ":";
     for (const auto& [name, share] : k.shares) {
-      std::snprintf(line, sizeof line, " %s %.0f%%", name.c_str(), share * 100);
+      std::snprintf(line, sizeof line, " %s %.1f%%", name.c_str(), share * 100);
       out += line;
     }
     out += "\n";

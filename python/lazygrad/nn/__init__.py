@@ -6,6 +6,7 @@ track_running_stats, momentum), RMSNorm(dim, eps=1e-6)). Subclass Module as you 
 torch.nn.Module: tensors and modules assigned to attributes are registered, so parameters(),
 state_dict(), load_state_dict(), train()/eval(), the optimizers and nn.state all see them.
 """
+from lazygrad import _C
 from lazygrad._C import Tensor
 from lazygrad._C import nn as _C_nn
 from lazygrad._C.nn import (AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, Conv1d,
@@ -44,7 +45,8 @@ class Module(_C_nn.Module):
         return tensor
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        with _C.ProfileScope(self):  # the profiler charges what forward makes to this module
+            return self.forward(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
