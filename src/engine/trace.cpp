@@ -47,7 +47,8 @@ void publish(const RealizeTrace& trace) {
 
 int64_t node_flops(const UOp& u) {
   if (u.op == Ops::REDUCE_AXIS) return u.src[0]->numel();
-  return is_alu(u.op) ? u.numel() : 0;
+  // A scalar's op (a constant's reciprocal) is folded or done once per launch: nothing per element.
+  return is_alu(u.op) && !u.shape.empty() ? u.numel() : 0;
 }
 
 }  // namespace lazygrad

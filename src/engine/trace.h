@@ -40,7 +40,7 @@ bool realize_traced();                    // someone listens, or VIZ=1
 void publish(const RealizeTrace& trace);  // to every listener, then to VIZ
 
 // The FLOPs a tensor-level node costs per its definition (an ALU op: one per element; a
-// reduction: one per element reduced); movement and memory ops cost none.
+// reduction: one per element reduced); movement and memory ops, and ops on scalars, cost none.
 int64_t node_flops(const UOp& u);
 
 }  // namespace lazygrad
