@@ -46,7 +46,7 @@ const Command kCommands[] = {
     {"help", "[COMMAND]", "show help for lazygrad or for one command", "", cmd_help},
     {"train",
      "fashion-mnist [--model mlp|cnn] [--epochs N] [--batch-size B] [--lr X] [--seed S] [--data DIR] "
-     "[--out DIR] [--limit N] [--jit on|off] [--device D]\n"
+     "[--out DIR] [--limit N] [--jit on|off] [--device D | --devices D1,D2,...]\n"
      "       lazygrad train charlm --text FILE|FOLDER [--minutes M] [--steps N] [--out DIR] "
      "[--sample-chars N] [--temperature T] [--prompt TEXT] [--seed S] [model and training options]",
      "train a classifier on Fashion-MNIST, or a character-level GPT on any text",
@@ -61,6 +61,9 @@ const Command kCommands[] = {
      "  --limit N         train on the first N training images only (default all)\n"
      "  --jit on|off      replay the captured training step (default on)\n"
      "  --device D        where to train: CPU, CL, CUDA, CUDA:1, ... (default: DEVICE, else CPU)\n"
+     "  --devices LIST    data-parallel across these devices (CPU,CPU:1 or CPU,CL, ...): a replica of the\n"
+     "                    model on each, each batch split between them, the gradients all-reduced\n"
+     "                    (docs/multi.md); the same training as one device, up to rounding\n"
      "\n"
      "After each epoch: the epoch's time and items/s, `test accuracy: NN.NN%` on the 10k test images,\n"
      "the checkpoint and the plot (train loss per step, test accuracy per epoch). See docs/train.md.\n"

@@ -37,7 +37,7 @@ constexpr std::string_view kCharLmFirst =
 
 TrainConfig parse_config(const Args& args) {
   Options opts = parse_options(args, {"--model", "--epochs", "--batch-size", "--lr", "--seed", "--data",
-                                      "--out", "--limit", "--jit", "--device"});
+                                      "--out", "--limit", "--jit", "--device", "--devices"});
   if (opts.positional.empty()) throw UsageError{"which dataset? fashion-mnist or charlm"};
   if (opts.positional[0] == "charlm") throw UsageError{std::string(kCharLmFirst)};
   if (opts.positional[0] != "fashion-mnist")
@@ -56,6 +56,16 @@ TrainConfig parse_config(const Args& args) {
   if (auto v = opts.get("--limit")) cfg.limit = parse_int("--limit", *v, 1);
   if (auto v = opts.get("--jit")) cfg.jit = parse_choice("--jit", *v, {"on", "off"}) == "on";
   if (auto v = opts.get("--device")) cfg.device = *v;
+  if (auto v = opts.get("--devices")) {
+    if (cfg.device.size()) throw UsageError{"--device and --devices: give one of them"};
+    for (size_t at = 0; at <= v->size();) {
+      const size_t comma = std::min(v->find(',', at), v->size());
+      cfg.devices.push_back(v->substr(at, comma - at));
+      if (cfg.devices.back().empty())
+        throw UsageError{"--devices takes a list such as CPU,CPU:1, got '" + *v + "'"};
+      at = comma + 1;
+    }
+  }
   for (const char* option : {"--data", "--out"})
     if (auto v = opts.get(option); v && v->empty())
       throw UsageError{std::string(option) + " takes a folder, got ''"};
@@ -171,9 +181,24 @@ std::vector<double> train_fashion_mnist(const TrainConfig& cfg) {
   const std::string checkpoint_path = (fs::path(cfg.out_dir) / (cfg.model + ".safetensors")).string();
   const std::string plot_path = (fs::path(cfg.out_dir) / (cfg.model + ".svg")).string();
 
-  Tensor::manual_seed(cfg.seed);  // the initialization
-  std::shared_ptr<nn::Module> model = make_model(cfg.model);
-  TrainStep train_step(model, cfg.lr, cfg.jit);
+  Tensor::manual_seed(cfg.seed);  // the initialization (a data-parallel run's first replica: the same)
+  std::unique_ptr<TrainStep> single;
+  std::unique_ptr<DataParallelTrainStep> parallel;
+  std::shared_ptr<nn::Module> model;
+  if (cfg.devices.empty()) {
+    model = make_model(cfg.model);
+    single = std::make_unique<TrainStep>(model, cfg.lr, cfg.jit);
+  } else {
+    parallel = std::make_unique<DataParallelTrainStep>(cfg.model, cfg.devices, cfg.lr, cfg.jit);
+    model = parallel->model();
+    if (cfg.batch_size < static_cast<int64_t>(cfg.devices.size()))
+      throw UsageError{"--batch-size " + std::to_string(cfg.batch_size) +
+                       " is less than one row per device (" + std::to_string(cfg.devices.size()) +
+                       " devices)"};
+  }
+  auto train_step = [&](const Tensor& images, const Tensor& labels) {
+    return single ? (*single)(images, labels) : (*parallel)(images, labels);
+  };
   // drop_last: every batch has batch_size rows, so the captured step fits each one (a Jit refuses
   // inputs of a new shape, and a new shape would compile new kernels anyway).
   data::DataLoader loader(
@@ -184,7 +209,9 @@ std::vector<double> train_fashion_mnist(const TrainConfig& cfg) {
   std::cout << "training " << model_title << " on " << n_train << " Fashion-MNIST images (" << loader.size()
             << " steps of " << cfg.batch_size << " per epoch), testing on " << ds.test_images.size(0)
             << " images; Adam lr " << cfg.lr << ", seed " << cfg.seed << ", jit " << (cfg.jit ? "on" : "off")
-            << ", " << default_device()
+            << ", "
+            << (parallel ? "data-parallel on " + std::to_string(cfg.devices.size()) + " devices"
+                         : default_device())
             << (default_device() == "CPU" ? ", " + std::to_string(settings().threads) + " threads" : "")
             << "\n"
             << std::flush;

@@ -22,6 +22,8 @@ struct TrainConfig {
   int64_t limit = 0;  // train on the first `limit` images; 0: all of them
   bool jit = true;
   std::string device;  // where the model and the batches live; "": the default (DEVICE=, else CPU)
+  // Data-parallel across these devices (DataParallelTrainStep); empty: one device.
+  std::vector<std::string> devices;
 };
 
 // Trains as the command does, printing its progress, test accuracy, checkpoint and plot; returns

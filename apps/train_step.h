@@ -68,4 +68,56 @@ class TrainStep {
   bool use_jit_;
 };
 
+// The same step with the batch split across `devices` (lazygrad::DataParallel, docs/multi.md): a
+// replica of the model and an Adam on each, each replica's share of the mean loss backward, the
+// gradients all-reduced, every optimizer's update, the whole-batch loss: one schedule, which the
+// Jit captures like the single-device one. Equals TrainStep on the whole batch up to the order in
+// which the gradients' sums are taken.
+class DataParallelTrainStep {
+ public:
+  DataParallelTrainStep(const std::string& model, std::vector<std::string> devices, double lr, bool jit)
+      : dp_([&] { return make_model(model); }, std::move(devices)),
+        jit_([this](const std::vector<Tensor>& batch) { return run(batch); }),
+        use_jit_(jit) {
+    for (size_t i = 0; i < dp_.size(); i++)
+      opts_.push_back(std::make_unique<optim::Adam>(dp_.replica(i).parameters(), lr));
+  }
+  DataParallelTrainStep(const DataParallelTrainStep&) = delete;
+  DataParallelTrainStep& operator=(const DataParallelTrainStep&) = delete;
+
+  // The batch's loss, on the first device (under the Jit, overwritten by the next call).
+  Tensor operator()(const Tensor& images, const Tensor& labels) {
+    return (use_jit_ ? jit_({images, labels}) : run({images, labels}))[0];
+  }
+  // The first replica (every replica holds the same values).
+  std::shared_ptr<nn::Module> model() const { return dp_.replica_ptr(0); }
+  const DataParallel& data_parallel() const { return dp_; }
+
+ private:
+  std::vector<Tensor> run(const std::vector<Tensor>& batch) {
+    const std::vector<Tensor> images = dp_.scatter(batch[0]), labels = dp_.scatter(batch[1]);
+    Tensor total;
+    for (size_t i = 0; i < dp_.size(); i++) {
+      Tensor loss =
+          dp_.replica(i)(model_input(images[i])).cross_entropy(labels[i]) * dp_.share(i, batch[0].size(0));
+      loss.backward();
+      Tensor here = loss.detach().to(dp_.devices()[0]);
+      total = total.defined() ? total + here : here;
+    }
+    dp_.all_reduce_gradients();
+    std::vector<Tensor> targets{total};
+    for (auto& opt : opts_) {
+      for (const Tensor& t : opt->schedule_step()) targets.push_back(t);
+      opt->zero_grad();
+    }
+    realize(targets);
+    return {total};
+  }
+
+  DataParallel dp_;
+  std::vector<std::unique_ptr<optim::Adam>> opts_;
+  Jit jit_;
+  bool use_jit_;
+};
+
 }  // namespace lazygrad::cli

@@ -220,6 +220,30 @@ TEST_F(TrainCli, TheJitChangesNoResult) {
   EXPECT_EQ(results("on"), results("off"));
 }
 
+// Data-parallel on two virtual CPU devices (docs/multi.md): the same training as one device, to the
+// printed digits; bad lists exit 2.
+TEST_F(TrainCli, DevicesTrainAsOneDevice) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  auto results = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args{"train", "fashion-mnist", "--limit", "1280", "--out", dir_.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    RunResult r = run(args);
+    EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+    std::smatch loss, accuracy;
+    EXPECT_TRUE(std::regex_search(r.out, loss, std::regex("train loss [0-9.]+"))) << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, accuracy, std::regex("test accuracy: [0-9.]+%"))) << r.out;
+    return loss.str() + ", " + accuracy.str();
+  };
+  EXPECT_EQ(results({"--devices", "CPU,CPU:1"}), results({}));
+  for (const char* bad : {"CPU,,CPU:1", "CPU,", "CPU,CPU", "CPU,TPU"}) {
+    RunResult r =
+        run({"train", "fashion-mnist", "--limit", "1280", "--devices", bad, "--out", dir_.string()});
+    EXPECT_NE(r.exit_status, 0) << bad;
+    EXPECT_FALSE(r.err.empty()) << bad;
+  }
+  EXPECT_EQ(run({"train", "fashion-mnist", "--device", "CPU", "--devices", "CPU,CPU:1"}).exit_status, 2);
+}
+
 TEST(Models, MlpShapesAndParameters) {
   Tensor::manual_seed(0);
   models::MLP mlp;

@@ -3,9 +3,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "lazygrad/tensor.h"
+
+namespace lazygrad::nn {
+class Module;
+}
 
 namespace lazygrad {
 
@@ -29,5 +36,38 @@ std::vector<Tensor> all_reduce(const std::vector<Tensor>& shards, ReduceOp op = 
 // changes it for the process.
 int64_t ring_all_reduce_min_bytes();
 void set_ring_all_reduce_min_bytes(int64_t bytes);
+
+// Data-parallel training in one process: a replica of the model on each device, each batch split
+// along its first axis across them, and every gradient all-reduced before the optimizers step, so
+// the replicas stay identical and the step equals one device's on the whole batch (docs/multi.md).
+//
+//   DataParallel dp(make_model, {"CPU", "CPU:1"});
+//   for each replica i: Tensor loss_i = loss_fn(dp.replica(i)(xs[i]), ys[i]) * dp.share(i);
+//   loss_i.backward(); dp.all_reduce_gradients();   then each replica's optimizer steps (one optimizer per
+//   replica)
+class DataParallel {
+ public:
+  // make() builds the model once per device; every replica starts from the first one's values.
+  DataParallel(const std::function<std::shared_ptr<nn::Module>()>& make, std::vector<std::string> devices);
+
+  size_t size() const { return replicas_.size(); }
+  const std::vector<std::string>& devices() const { return devices_; }
+  nn::Module& replica(size_t i) const { return *replicas_.at(i); }
+  std::shared_ptr<nn::Module> replica_ptr(size_t i) const { return replicas_.at(i); }
+
+  // The rows of `batch` for each device (the first B % n devices get one row more), moved there. A
+  // batch with fewer rows than devices is an Error naming both.
+  std::vector<Tensor> scatter(const Tensor& batch) const;
+  // Device i's share of a batch of `rows`: its rows over all of them. Scaling replica i's mean loss
+  // by it makes the all-reduced gradient the whole batch's mean-loss gradient.
+  double share(size_t i, int64_t rows) const;
+  // Every parameter's gradient becomes the sum of the replicas' (lazy; a parameter no backward
+  // reached on some replica counts zeros there).
+  void all_reduce_gradients(AllReduceAlgorithm algorithm = AllReduceAlgorithm::Auto) const;
+
+ private:
+  std::vector<std::string> devices_;
+  std::vector<std::shared_ptr<nn::Module>> replicas_;
+};
 
 }  // namespace lazygrad

@@ -239,6 +239,9 @@ class Tensor {
   void backward(const Tensor& gradient) const;
   Tensor grad() const;    // undefined until a backward reaches this leaf
   void zero_grad();       // forgets the accumulated gradient (PyTorch's set_to_none)
+  // Replaces the gradient (PyTorch's `p.grad = g`): same shape, dtype and device, or undefined to
+  // forget it. Data-parallel training sets each replica's all-reduced gradient this way.
+  void set_grad(const Tensor& grad);
   Tensor detach() const;  // the same data, cut off from the gradient graph
   // Gradients of this with respect to `targets` (tinygrad's Tensor.gradient); no .grad is touched.
   std::vector<Tensor> gradient(const std::vector<Tensor>& targets,

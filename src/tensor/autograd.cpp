@@ -511,6 +511,20 @@ void Tensor::zero_grad() {
   if (impl_) impl_->grad.reset();
 }
 
+void Tensor::set_grad(const Tensor& grad) {
+  require(defined(), "set_grad: use of an undefined tensor");
+  if (!grad.defined()) {
+    impl_->grad.reset();
+    return;
+  }
+  require(grad.shape() == shape() && grad.dtype() == dtype(),
+          "set_grad: a gradient " + shape_str(grad.shape()) + " " + std::string(dtype_name(grad.dtype())) +
+              " for a tensor " + shape_str(shape()) + " " + std::string(dtype_name(dtype())));
+  require(grad.device() == device(),
+          "set_grad: the gradient is on " + grad.device() + ", the tensor on " + device(), ErrorKind::Value);
+  impl_->grad = grad.detach().impl();
+}
+
 Tensor Tensor::detach() const { return make_tensor(make_uop(Ops::DETACH, dtype(), {uop()})); }
 
 std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets,
