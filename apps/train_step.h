@@ -95,23 +95,17 @@ class DataParallelTrainStep {
 
  private:
   std::vector<Tensor> run(const std::vector<Tensor>& batch) {
-    const std::vector<Tensor> images = dp_.scatter(batch[0]), labels = dp_.scatter(batch[1]);
-    Tensor total;
-    for (size_t i = 0; i < dp_.size(); i++) {
-      Tensor loss =
-          dp_.replica(i)(model_input(images[i])).cross_entropy(labels[i]) * dp_.share(i, batch[0].size(0));
-      loss.backward();
-      Tensor here = loss.detach().to(dp_.devices()[0]);
-      total = total.defined() ? total + here : here;
-    }
-    dp_.all_reduce_gradients();
-    std::vector<Tensor> targets{total};
+    Tensor loss =
+        dp_.backward(batch[0], batch[1], [](nn::Module& m, const Tensor& images, const Tensor& labels) {
+          return m(model_input(images)).cross_entropy(labels);
+        });
+    std::vector<Tensor> targets{loss};
     for (auto& opt : opts_) {
       for (const Tensor& t : opt->schedule_step()) targets.push_back(t);
       opt->zero_grad();
     }
     realize(targets);
-    return {total};
+    return {loss};
   }
 
   DataParallel dp_;

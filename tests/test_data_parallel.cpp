@@ -53,15 +53,8 @@ TrainingRun one_device() {
 // update, realized as one schedule; returns the whole batch's loss (on the first device).
 Tensor dp_step(const DataParallel& dp, std::vector<std::unique_ptr<optim::Adam>>& opts, const Tensor& x,
                const Tensor& y) {
-  const std::vector<Tensor> xs = dp.scatter(x), ys = dp.scatter(y);
-  Tensor total;
-  for (size_t i = 0; i < dp.size(); i++) {
-    Tensor loss = dp.replica(i)(xs[i]).cross_entropy(ys[i]) * dp.share(i, x.size(0));
-    loss.backward();
-    Tensor here = loss.detach().to(dp.devices()[0]);
-    total = total.defined() ? total + here : here;
-  }
-  dp.all_reduce_gradients();
+  Tensor total = dp.backward(
+      x, y, [](nn::Module& m, const Tensor& xs, const Tensor& ys) { return m(xs).cross_entropy(ys); });
   std::vector<Tensor> targets{total};
   for (auto& opt : opts) {
     for (const Tensor& t : opt->schedule_step()) targets.push_back(t);

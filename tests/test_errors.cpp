@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "lazygrad/lazygrad.h"
+#include "test_files.h"
 
 namespace {
 
@@ -343,13 +344,7 @@ constexpr int64_t kTwo60 = int64_t(1) << 60, kTwo62 = int64_t(1) << 62, kInt64Ma
 // Under AddressSanitizer, operator new reports and aborts when it cannot allocate, whatever its
 // options (malloc and aligned_alloc return NULL with allocator_may_return_null): a std::vector too
 // large for the machine cannot become std::bad_alloc there. The Release suite checks those cases.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kOperatorNewAborts = true;
-#elif defined(__has_feature)
-constexpr bool kOperatorNewAborts = __has_feature(address_sanitizer);
-#else
-constexpr bool kOperatorNewAborts = false;
-#endif
+constexpr bool kOperatorNewAborts = lazygrad::test::kAddressSanitizer;
 
 // Checks, when it goes out of scope, that no buffer memory was allocated while it lived.
 struct NothingAllocated {

@@ -16,6 +16,16 @@ namespace lazygrad::test {
 
 namespace fs = std::filesystem;
 
+// Whether this binary runs under AddressSanitizer (the sanitizer build, `make sanitize`): there a
+// crash is ASan's report and exit status 1, and operator new aborts instead of throwing.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+inline constexpr bool kAddressSanitizer = __has_feature(address_sanitizer);
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
 // LAZYGRAD_TEST_FIXTURES (ctest sets it), else the source tree's tests/fixtures compiled in by CMake.
 inline fs::path fixture_dir() {
   const char* dir = std::getenv("LAZYGRAD_TEST_FIXTURES");

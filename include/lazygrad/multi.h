@@ -65,6 +65,13 @@ class DataParallel {
   // reached on some replica counts zeros there).
   void all_reduce_gradients(AllReduceAlgorithm algorithm = AllReduceAlgorithm::Auto) const;
 
+  // The forward and backward half of a step: the batch scattered, each replica's mean loss
+  // (loss(replica, inputs_i, targets_i)) scaled by its share and backward, the gradients
+  // all-reduced. Returns the whole batch's mean loss on the first device (lazy); the optimizers'
+  // step is the caller's.
+  using LossFn = std::function<Tensor(nn::Module& replica, const Tensor& inputs, const Tensor& targets)>;
+  Tensor backward(const Tensor& inputs, const Tensor& targets, const LossFn& loss) const;
+
  private:
   std::vector<std::string> devices_;
   std::vector<std::shared_ptr<nn::Module>> replicas_;

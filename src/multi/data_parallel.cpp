@@ -73,4 +73,18 @@ void DataParallel::all_reduce_gradients(AllReduceAlgorithm algorithm) const {
   }
 }
 
+Tensor DataParallel::backward(const Tensor& inputs, const Tensor& targets, const LossFn& loss) const {
+  const std::vector<Tensor> xs = scatter(inputs), ys = scatter(targets);
+  const int64_t rows = inputs.size(0);
+  Tensor total;
+  for (size_t i = 0; i < replicas_.size(); i++) {
+    Tensor part = loss(*replicas_[i], xs[i], ys[i]) * share(i, rows);
+    part.backward();
+    Tensor here = part.detach().to(devices_[0]);
+    total = total.defined() ? total + here : here;
+  }
+  all_reduce_gradients();
+  return total;
+}
+
 }  // namespace lazygrad
