@@ -106,7 +106,10 @@ class Classifier {
   }
   int64_t weight_bytes() const {
     int64_t bytes = 0;
-    for (const auto& l : layers_) bytes += l->memory_footprint().parameters + l->memory_footprint().buffers;
+    for (const auto& l : layers_) {
+      const nn::MemoryFootprint m = l->memory_footprint();
+      bytes += m.parameters + m.buffers;
+    }
     return bytes;
   }
 

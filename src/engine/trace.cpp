@@ -1,6 +1,7 @@
 #include "engine/trace.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include "engine/viz.h"
@@ -12,6 +13,8 @@ namespace {
 struct Listeners {
   std::mutex mu;
   std::vector<const std::function<void(const RealizeTrace&)>*> fns;
+  // fns.size(), read without the lock: every kernel launch asks (realize_traced), a Jit's replays too.
+  std::atomic<size_t> count{0};
 };
 Listeners& listeners() {
   static Listeners l;
@@ -22,18 +25,16 @@ Listeners& listeners() {
 RealizeListener::RealizeListener(std::function<void(const RealizeTrace&)> fn) : fn_(std::move(fn)) {
   std::lock_guard<std::mutex> lock(listeners().mu);
   listeners().fns.push_back(&fn_);
+  listeners().count = listeners().fns.size();
 }
 
 RealizeListener::~RealizeListener() {
   std::lock_guard<std::mutex> lock(listeners().mu);
   std::erase(listeners().fns, &fn_);
+  listeners().count = listeners().fns.size();
 }
 
-bool realize_traced() {
-  if (settings().viz) return true;
-  std::lock_guard<std::mutex> lock(listeners().mu);
-  return !listeners().fns.empty();
-}
+bool realize_traced() { return settings().viz || listeners().count.load(std::memory_order_relaxed) > 0; }
 
 void publish(const RealizeTrace& trace) {
   std::vector<const std::function<void(const RealizeTrace&)>*> fns;
