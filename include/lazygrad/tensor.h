@@ -86,7 +86,10 @@ class Tensor {
   int64_t size(int64_t axis) const;
   int64_t numel() const;
   DType dtype() const;
-  std::string device() const;  // canonical: "CPU", "CL", "CL:1"
+  // canonical: "CPU", "CL", "CL:1"; a sharded tensor's is its devices' tuple, "CPU,CPU:1"
+  std::string device() const;
+  std::vector<std::string> devices() const;  // the tuple as a list (one device for a tensor on one)
+  bool is_sharded() const;
   size_t nbytes() const;
   // The bytes of its data, numel() * element_size(), held or to be held once realized (TinyTorch's
   // name; nn::Module::memory_footprint adds up a model's).
@@ -125,8 +128,22 @@ class Tensor {
   Tensor to(DType dtype) const;
   // The values on another device (a COPY: a schedule item of its own); itself when already there.
   // Gradients flow back across the copy. Error naming the device when it is unknown or missing.
+  // From a sharded tensor to one device it gathers the parts; to a tuple ("CPU,CPU:1") it is
+  // shard(devices) (replicated).
   Tensor to(const std::string& device) const;
   Tensor to(const char* device) const { return to(std::string(device)); }
+  // tinygrad's sharding (docs/multi.md): the value split along `axis` across `devices`, device i
+  // holding the rows shard_bounds gives it (n / k each, the first n % k one more), or a copy on each
+  // device when there is no axis. The result is one Tensor whose device() is the tuple: every op
+  // works on it as on one device, each device computing its part; a reduction over the split axis
+  // ends in an all-reduce, and movement ops that break the split move rows between the devices.
+  // Gradients flow back to self. Errors name the shape and devices (fewer rows than devices, a
+  // device listed twice).
+  Tensor shard(const std::vector<std::string>& devices, std::optional<int64_t> axis = std::nullopt) const;
+  // In place, keeping its identity (a module's parameter, an optimizer's list): realizes the parts.
+  Tensor& shard_(const std::vector<std::string>& devices, std::optional<int64_t> axis = std::nullopt);
+  // A sharded tensor's parts, realized, one Tensor per device (each device's rows); {self} otherwise.
+  std::vector<Tensor> shards() const;
   Tensor cast(DType dtype) const { return to(dtype); }
   // The same bytes read as another dtype (tinygrad's bitcast, PyTorch's view(dtype)): the last
   // dimension scales by the ratio of the item sizes. Realizes self and copies its bytes into a new

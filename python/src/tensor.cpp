@@ -7,6 +7,7 @@
 
 #include "bindings.h"
 #include "engine/schedule.h"
+#include "multi/shard.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "tensor/tensor_impl.h"
@@ -160,11 +161,19 @@ std::optional<int64_t> to_axis(py::handle axis, py::handle alias) {
 
 std::string device_name(py::handle device) {
   if (device.is_none()) return "";
+  if (py::isinstance<py::tuple>(device) || py::isinstance<py::list>(device)) {  // sharded: tinygrad's tuple
+    std::string out;
+    for (py::handle d : device) out += (out.empty() ? "" : ",") + device_name(d);
+    return out;
+  }
   if (!py::isinstance<py::str>(device))
     throw py::type_error("device must be a str such as \"CPU\" or \"CL:1\", got " +
                          py::repr(device).cast<std::string>());
   try {
-    return canonical_device(device.cast<std::string>());
+    std::string out;  // "CPU,CPU:1" is a tuple too
+    for (const auto& d : split_devices(device.cast<std::string>()))
+      out += (out.empty() ? "" : ",") + canonical_device(d);
+    return out;
   } catch (const Error& e) {
     throw py::value_error(e.what());
   }
@@ -172,6 +181,7 @@ std::string device_name(py::handle device) {
 
 py::array to_numpy(const Tensor& t0) {
   Tensor t = t0.dtype() == kBFloat16 ? t0.to(kFloat32) : t0;
+  if (t.is_sharded()) t = t.to(t.devices()[0]);  // the parts gathered
   py::dtype dt = *dtype_to_numpy(t.dtype());
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   if (t.numel() == 0) return py::array(dt, shape);
@@ -208,7 +218,29 @@ numpy array (any dtype, any strides) or another Tensor.)doc");
       // ---- properties ----
       .def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape())); })
       .def_property_readonly("dtype", &Tensor::dtype)
-      .def_property_readonly("device", &Tensor::device)
+      .def_property_readonly("device",
+                             [](const Tensor& t) -> py::object {
+                               if (!t.is_sharded()) return py::str(t.device());
+                               return py::tuple(py::cast(t.devices()));  // tinygrad's sharded device
+                             })
+      .def(
+          "shard",
+          [](const Tensor& t, py::handle devices, std::optional<int64_t> axis) {
+            return t.shard(split_devices(device_name(devices)), axis);
+          },
+          py::arg("devices"), py::arg("axis") = py::none(),
+          "Splits the tensor along `axis` across `devices` (a copy on each without an axis).")
+      .def(
+          "shard_",
+          [](Tensor& t, py::handle devices, std::optional<int64_t> axis) {
+            const std::vector<std::string> names = split_devices(device_name(devices));
+            {
+              Unlocked u;  // the parts are computed now
+              t.shard_(names, axis);
+            }
+            return t;
+          },
+          py::arg("devices"), py::arg("axis") = py::none(), "shard in place: every handle sees it.")
       .def_property_readonly("ndim", &Tensor::ndim)
       .def("dim", &Tensor::ndim)
       .def("numel", &Tensor::numel)

@@ -20,6 +20,7 @@
 #include "debug.h"
 #include "engine/trace.h"
 #include "ir/walk.h"
+#include "multi/shard.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "shape/view.h"
@@ -561,7 +562,8 @@ std::unordered_map<const UOp*, std::string> realize_devices(const std::vector<UO
     if (!seen.insert(u).second) continue;
     if (realize.count(u)) out.emplace(u, *d);
     const std::string* below = u->op == Ops::COPY ? &u->as<CopyArg>().from : d;
-    for (const auto& s : u->src) stack.push_back({s.get(), below});
+    for (size_t i = 0; i < u->src.size(); i++)  // a MULTI's part i is on its device i
+      stack.push_back({u->src[i].get(), u->op == Ops::MULTI ? &u->as<MultiArg>().devices[i] : below});
   }
   return out;
 }
@@ -596,11 +598,20 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets, const std:
   const std::unordered_set<const Buffer*> read_later = buffers_read_later(original_targets, passive);
   std::unordered_map<const UOp*, UOpPtr> old_of;
   std::vector<UOpPtr> partials;
-  const std::vector<UOpPtr> targets =
-      split_row_streams(substitute_realized(original_targets, old_of), old_of, partials);
+  // Graphs that read sharded values become one graph per device (multi/shard.h): a sharded target
+  // is a MULTI of its parts from here on, each part computed on its device.
+  std::vector<std::pair<UOpPtr, UOpPtr>> multi_assigns;
+  const std::vector<UOpPtr> targets = split_row_streams(
+      lower_multi(substitute_realized(original_targets, old_of), &multi_assigns), old_of, partials);
   RealizeSet realize;
-  for (const auto& t : targets)
-    if (!is_buffer_view(t.get())) realize.emplace(t.get(), t);
+  for (const auto& t : targets) {
+    if (t->op != Ops::MULTI) {
+      if (!is_buffer_view(t.get())) realize.emplace(t.get(), t);
+      continue;
+    }
+    for (const auto& part : t->src)
+      if (!is_buffer_view(part.get())) realize.emplace(part.get(), part);
+  }
   for (const auto& p : partials) realize.emplace(p.get(), p);
   // CONTIGUOUS, ASSIGN and COPY always write a buffer, and a COPY reads one: its source is a whole
   // buffer, or computed into one (Tensor::to gives it a CONTIGUOUS when it is not).
@@ -737,9 +748,17 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets, const std:
   auto view_of = [&](const UOp* u, const UOpPtr& node) {
     return in_place.count(u) ? node->src[0] : buffer_view(buffers[u], node->shape);
   };
+  // A sharded value becomes the MULTI of its parts' buffers.
+  auto multi_view_of = [&](const UOpPtr& m) {
+    std::vector<UOpPtr> parts;
+    for (const auto& p : m->src) parts.push_back(realize.count(p.get()) ? view_of(p.get(), p) : p);
+    return make_uop(Ops::MULTI, m->dtype, std::move(parts), m->arg);
+  };
   for (size_t i = 0; i < targets.size(); i++) {
     const UOpPtr& t = targets[i];
-    if (realize.count(t.get()))
+    if (t->op == Ops::MULTI)
+      sched.becomes[original_targets[i].get()] = multi_view_of(t);
+    else if (realize.count(t.get()))
       sched.becomes[original_targets[i].get()] = view_of(t.get(), t);
     else if (t != original_targets[i])
       sched.becomes[original_targets[i].get()] = t;  // computed before
@@ -752,6 +771,10 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets, const std:
     sched.computed.emplace_back(node, view);
     if (auto it = old_of.find(u); it != old_of.end()) sched.computed.emplace_back(it->second, view);
   }
+  for (const auto& [logical, parts] : multi_assigns)
+    if (std::all_of(parts->src.begin(), parts->src.end(),
+                    [&](const UOpPtr& p) { return realize.count(p.get()); }))
+      sched.computed.emplace_back(logical, multi_view_of(parts));
   if (debug_at(3)) {
     std::ostringstream os;
     os << "schedule: " << sched.kernels.size() << " kernels for " << targets.size() << " targets:";

@@ -42,6 +42,7 @@ constexpr OpInfo kOps[] = {
     {"ASSIGN", OpKind::Buffer, 0},
     {"DETACH", OpKind::Buffer, 0},
     {"COPY", OpKind::Buffer, 0},
+    {"MULTI", OpKind::Buffer, 0},
     {"DEFINE_GLOBAL", OpKind::Kernel, 0},
     {"DEFINE_VAR", OpKind::Kernel, 0},
     {"DEFINE_LOCAL", OpKind::Kernel, 0},

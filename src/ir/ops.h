@@ -68,7 +68,12 @@ enum class Ops : uint8_t {
   DETACH,      // src[0]'s value, through which no gradient flows (detach(), NoGrad); with a GradFn
                // arg, the gradient goes to the GradFn's inputs through its function instead
   COPY,        // src[0] (a contiguous value on arg.from) copied to a buffer on arg.to (CopyArg): a
-               // schedule item of its own, run by the devices' copy path, not a kernel
+               // schedule item of its own, run by the devices' copy path, not a kernel. From a
+               // sharded value (arg.from a device tuple, "CPU,CPU:1") it gathers the shards to arg.to.
+  MULTI,       // a sharded value (multi/shard.h): src[i] is its part on device i of arg (MultiArg), the
+               // rows of arg.axis that shard_bounds gives device i (all of it when arg.axis is -1);
+               // its shape is the whole value's. Lowered to per-device graphs by lower_multi before
+               // scheduling, so no kernel ever sees one.
   // Kernel level (after lowering).
   DEFINE_GLOBAL,  // kernel parameter; arg: index
   DEFINE_VAR,     // kernel scalar argument; arg: index

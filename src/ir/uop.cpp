@@ -44,6 +44,10 @@ size_t hash_arg(const Arg& arg) {
   if (auto* f = std::get_if<std::shared_ptr<GradFn>>(&arg)) return mix(h, std::hash<void*>{}(f->get()));
   if (auto* c = std::get_if<CopyArg>(&arg))
     return mix(mix(h, std::hash<std::string>{}(c->from)), std::hash<std::string>{}(c->to));
+  if (auto* m = std::get_if<MultiArg>(&arg)) {
+    for (const auto& d : m->devices) h = mix(h, std::hash<std::string>{}(d));
+    return mix(h, std::hash<int64_t>{}(m->axis));
+  }
   return h;
 }
 
@@ -129,6 +133,17 @@ Shape infer_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
       const auto& a = std::get<std::vector<int64_t>>(arg);
       Shape s = in;
       s[a[0]] = a[1];
+      return s;
+    }
+    case Ops::MULTI: {  // the parts side by side along the axis (each is all of it when replicated)
+      const auto& m = std::get<MultiArg>(arg);
+      if (src.size() != m.devices.size() || src.empty()) throw err("one part per device");
+      Shape s = in;
+      for (size_t i = 1; i < src.size(); i++) {
+        Shape p = src[i]->shape;
+        if (m.axis >= 0 && p.size() == s.size()) s[m.axis] += std::exchange(p[m.axis], in[m.axis]);
+        if (p != in) throw err("parts of shapes " + shape_str(in) + " and " + shape_str(src[i]->shape));
+      }
       return s;
     }
     default:
@@ -322,6 +337,8 @@ std::string UOp::str() const {
             os << " grad_fn=" << a.get();
           else if constexpr (std::is_same_v<A, CopyArg>)
             os << " " << a.from << "->" << a.to;
+          else if constexpr (std::is_same_v<A, MultiArg>)
+            os << " axis=" << a.axis << " devices=" << a.devices.size();
         },
         u->arg);
     os << "\n";

@@ -55,9 +55,17 @@ struct CopyArg {
   bool operator==(const CopyArg&) const = default;
 };
 
+// MULTI's arg: the devices holding the parts (canonical names, in order) and the axis they split
+// (-1: each holds all of it, replicated).
+struct MultiArg {
+  std::vector<std::string> devices;
+  int64_t axis = -1;
+  bool operator==(const MultiArg&) const = default;
+};
+
 using Arg =
     std::variant<std::monostate, int64_t, double, std::vector<int64_t>, ReduceArg, std::shared_ptr<Buffer>,
-                 std::shared_ptr<VariableState>, RangeArg, std::shared_ptr<GradFn>, CopyArg>;
+                 std::shared_ptr<VariableState>, RangeArg, std::shared_ptr<GradFn>, CopyArg, MultiArg>;
 
 struct UOp {
   Ops op;

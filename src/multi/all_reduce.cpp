@@ -33,7 +33,15 @@ std::atomic<int64_t>& ring_min_bytes() {
 }
 
 Tensor combine(const Tensor& a, const Tensor& b, ReduceOp op) {
-  return op == ReduceOp::Sum ? a + b : a.maximum(b);
+  switch (op) {
+    case ReduceOp::Sum:
+      return a + b;
+    case ReduceOp::Max:
+      return a.maximum(b);
+    case ReduceOp::Prod:
+      return a * b;
+  }
+  throw Error("all_reduce: unknown ReduceOp");
 }
 
 void check_shards(const std::vector<Tensor>& shards) {

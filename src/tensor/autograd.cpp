@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "multi/shard.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "shape/size.h"
@@ -223,7 +224,38 @@ const std::unordered_map<Ops, Rule>& rules() {
     r[Ops::CONTIGUOUS] = [](const Tensor& g, const UOpPtr&) { return std::vector<UOpPtr>{g.uop()}; };
     r[Ops::COPY] = [](const Tensor& g, const UOpPtr& n) {
       const CopyArg& c = n->as<CopyArg>();
+      if (is_device_tuple(c.from))  // a gather: the gradient goes back split as the parts were
+        return std::vector<UOpPtr>{shard_uop(g.uop(), c.to, split_devices(c.from), multi_axis(n->src[0]))};
       return std::vector<UOpPtr>{copy_uop(g.uop(), c.to, c.from)};
+    };
+    // Each part gets its own rows of the gradient, on its device (lowered with no copy). A replicated
+    // value is any one of its parts: the first gets the gradient, so a value sharded from one tensor
+    // passes it back once, not once per device.
+    r[Ops::MULTI] = [](const Tensor& g, const UOpPtr& n) {
+      const MultiArg& m = n->as<MultiArg>();
+      const std::string from = join_devices(m.devices);
+      const auto bounds =
+          shard_bounds(m.axis >= 0 ? n->shape[static_cast<size_t>(m.axis)] : 0, m.devices.size());
+      std::vector<UOpPtr> out;
+      for (size_t i = 0; i < m.devices.size(); i++) {
+        if (m.axis < 0 && i > 0) {
+          out.push_back(nullptr);
+          continue;
+        }
+        UOpPtr piece = g.uop();
+        if (m.axis >= 0) {
+          std::vector<int64_t> keep;
+          for (size_t d = 0; d < n->shape.size(); d++) {
+            const bool split = static_cast<int64_t>(d) == m.axis;
+            keep.push_back(split ? bounds[i].first : 0);
+            keep.push_back(split ? bounds[i].second : n->shape[d]);
+          }
+          piece = apply_movement(piece, Ops::SHRINK, keep);
+        }
+        out.push_back(
+            make_uop_with_shape(Ops::COPY, n->dtype, {piece}, CopyArg{from, m.devices[i]}, piece->shape));
+      }
+      return out;
     };
     r[Ops::SHRINK_AT] = [](const Tensor&, const UOpPtr&) -> std::vector<UOpPtr> {
       throw Error("backward: narrow at a Variable position has no gradient (it is for inference steps)");
@@ -404,6 +436,9 @@ BufferVersions versions_read(const UOpPtr& graph) {
     }
     if (u->op == Ops::ASSIGN && u->src.size() == 2 && u->src[0]->op == Ops::BUFFER)
       own_writes[u->src[0]->as<std::shared_ptr<Buffer>>().get()]++;
+    if (u->op == Ops::ASSIGN && u->src.size() == 2 && u->src[0]->op == Ops::MULTI)  // a sharded one's parts
+      for (const auto& part : u->src[0]->src)
+        if (part->op == Ops::BUFFER) own_writes[part->as<std::shared_ptr<Buffer>>().get()]++;
     for (const auto& s : u->src) stack.push_back(s.get());
   }
   for (auto& [w, version] : out)
@@ -489,6 +524,8 @@ Tensor& Tensor::requires_grad(bool on) {
   // computed now, so that two leaves are never one hash-consed graph.
   if (impl_->base) {
     UOpPtr cur = impl_->current();
+    impl_->device = impl_->base->device;  // a view's own copies of these date from when it was made
+    impl_->floating = impl_->base->floating;
     impl_->base.reset();
     impl_->view_ops.clear();
     impl_->uop = cur;

@@ -13,6 +13,7 @@
 #include "engine/realize.h"
 #include "engine/schedule.h"
 #include "lazygrad/variable.h"
+#include "multi/shard.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "shape/size.h"
@@ -96,6 +97,7 @@ std::string graph_device(const UOp* root) {
     todo.pop_front();
     if (u->op == Ops::BUFFER) return u->as<std::shared_ptr<Buffer>>()->device;
     if (u->op == Ops::COPY) return u->as<CopyArg>().to;
+    if (u->op == Ops::MULTI) return join_devices(u->as<MultiArg>().devices);
     for (const auto& s : u->src)
       if (seen.insert(s.get()).second) todo.push_back(s.get());
   }
@@ -115,6 +117,7 @@ Tensor make_tensor(UOpPtr u, const std::string& device) {
 
 Tensor placed_on(Tensor t, const std::string& device) {
   if (device.empty()) return t;
+  if (is_device_tuple(device)) return t.shard(split_devices(device));  // a copy on each
   std::string d = lazygrad::device(device).name();  // an Error naming why, when it cannot be opened
   TensorImpl& base = t.impl()->base ? *t.impl()->base : *t.impl();
   if (base.floating) {
@@ -137,11 +140,15 @@ void move_to_device(const Tensor& t, const std::string& device) {
     moved = t.detach().to(to).contiguous();
     moved.realize();
   }
+  replace_value(impl, moved);
+  if (impl.grad) move_to_device(Tensor(impl.grad), to);
+}
+
+void replace_value(TensorImpl& impl, const Tensor& moved) {
   impl.uop = moved.uop();
-  impl.device = to;
+  impl.device = moved.device();
   impl.floating = false;
   impl.past.clear();  // graphs of the old values, on the old device
-  if (impl.grad) move_to_device(Tensor(impl.grad), to);
 }
 
 UOpPtr copy_uop(const UOpPtr& u, const std::string& from, const std::string& to) {
@@ -263,7 +270,46 @@ bool Tensor::is_realized() const {
   UOpPtr keep = uop();  // a view's chain is built on demand: hold it while walking it
   const UOp* u = keep.get();
   while (is_movement(u->op)) u = u->src[0].get();
-  return u->op == Ops::BUFFER;
+  return u->op == Ops::BUFFER || is_realized_multi(u);
+}
+
+std::vector<std::string> Tensor::devices() const { return split_devices(device()); }
+bool Tensor::is_sharded() const { return is_device_tuple(device()); }
+
+Tensor Tensor::shard(const std::vector<std::string>& devices, std::optional<int64_t> axis) const {
+  std::vector<std::string> names;
+  for (const auto& d : devices) names.push_back(lazygrad::device(d).name());  // an Error when unknown
+  const int64_t a = axis ? normalize_axis(*axis, dim(), "shard") : -1;
+  const TensorImpl& self = checked(impl_).base ? *impl_->base : *impl_;
+  Tensor t = make_result(shard_uop(uop(), self.floating ? "" : device(), names, a), {this});
+  t.impl()->device = join_devices(names);
+  t.impl()->floating = false;
+  return t;
+}
+
+Tensor& Tensor::shard_(const std::vector<std::string>& devices, std::optional<int64_t> axis) {
+  TensorImpl& impl = const_cast<TensorImpl&>(checked(impl_));
+  require(!impl.base,
+          "shard_: a view (shape " + shape_str(impl.shape) + ") cannot be sharded in place; shard its base");
+  Tensor moved;
+  {
+    NoGrad off;
+    moved = detach().shard(devices, axis);
+    moved.realize();
+  }
+  replace_value(impl, moved);
+  if (impl.grad) Tensor(impl.grad).shard_(devices, axis);
+  return *this;
+}
+
+std::vector<Tensor> Tensor::shards() const {
+  if (!is_sharded()) return {*this};
+  Tensor whole = checked(impl_).base ? contiguous() : *this;
+  whole.realize();
+  UOpPtr m = whole.uop();
+  std::vector<Tensor> out;
+  for (const auto& part : m->src) out.push_back(make_tensor(part));
+  return out;
 }
 
 namespace {
@@ -282,6 +328,12 @@ std::unordered_set<const Buffer*> assigned_buffers(const std::vector<UOpPtr>& gr
       const UOp* b = u->src[0].get();
       while (is_movement(b->op)) b = b->src[0].get();
       if (b->op == Ops::BUFFER) out.insert(b->as<std::shared_ptr<Buffer>>().get());
+      if (is_realized_multi(b))  // a sharded tensor: its parts' buffers
+        for (const auto& part : b->src) {
+          const UOp* p = part.get();
+          while (is_movement(p->op)) p = p->src[0].get();
+          out.insert(p->as<std::shared_ptr<Buffer>>().get());
+        }
     }
     for (const auto& src : u->src) stack.push_back(src.get());
   }
@@ -322,7 +374,8 @@ void add_live_readers(const std::unordered_set<const Buffer*>& written,
     const UOp* u = t->uop.get();
     const UOp* b = u;
     while (is_movement(b->op) || b->op == Ops::DETACH) b = b->src[0].get();
-    if (b->op == Ops::BUFFER) continue;  // a view of a buffer sees the write, as a PyTorch view does
+    if (b->op == Ops::BUFFER || is_realized_multi(b))
+      continue;  // a view of a buffer sees the write, as a PyTorch view does
     if (reads_written(u)) bases.push_back(std::move(t));
   }
 }
@@ -374,6 +427,7 @@ template <class T>
 std::vector<T> Tensor::to_vector() const {
   // 16-bit floats are read through a cast kernel, so their decoding lives in one place: the renderer.
   if (dtype() == kFloat16 || dtype() == kBFloat16) return to(kFloat32).to_vector<T>();
+  if (is_sharded()) return to(devices()[0]).to_vector<T>();  // the parts gathered on the first device
   realize();
   auto buf = contiguous_buffer(*this);
   const int64_t n = numel();
@@ -407,6 +461,7 @@ Tensor Tensor::bitcast(DType to) const {
     out.back() = out.back() * from_size / to_size;
   }
   if (from == to) return detach();
+  if (is_sharded()) return this->to(devices()[0]).bitcast(to).to(device());
   realize();
   const int64_t n = numel();
   if (n == 0) return Tensor::empty(out, to, device());
@@ -444,6 +499,8 @@ Tensor Tensor::from_vector(const std::vector<T>& data, const Shape& shape, const
 
 Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype,
                           const std::string& device) {
+  if (is_device_tuple(device))  // made on the first device, then a copy on each
+    return from_bytes(data, nbytes, shape, dtype, split_devices(device)[0]).shard(split_devices(device));
   int64_t n = checked_numel(shape, "from_bytes");
   require(nbytes == static_cast<uint64_t>(checked_nbytes(shape, dtype, "from_bytes")),
           "from_bytes: " + std::to_string(nbytes) + " bytes do not fill shape " + shape_str(shape) + " of " +
@@ -455,15 +512,29 @@ Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, D
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device) {
   checked_nbytes(shape, dtype, "empty");
+  if (is_device_tuple(device))
+    return empty(shape, dtype, split_devices(device)[0]).shard(split_devices(device));
   return make_tensor(buffer_view(std::make_shared<Buffer>(device.empty() ? default_device() : device, dtype,
                                                           checked_numel(shape, "empty")),
                                  shape));
 }
 
 Tensor Tensor::to(const std::string& device) const {
+  if (is_device_tuple(device)) {
+    std::vector<std::string> names;
+    for (const auto& d : split_devices(device)) names.push_back(lazygrad::device(d).name());
+    return this->device() == join_devices(names) ? *this : shard(names);
+  }
   std::string to = lazygrad::device(device).name();  // an Error naming why, when it cannot be opened
   const std::string from = this->device();
   if (to == from) return *this;
+  if (is_sharded()) {  // the parts gathered on `to`
+    Tensor t =
+        make_result(make_uop_with_shape(Ops::COPY, dtype(), {uop()}, CopyArg{from, to}, shape()), {this});
+    t.impl()->device = to;
+    t.impl()->floating = false;
+    return t;
+  }
   const TensorImpl& self = *impl_;
   bool floating = self.base ? self.base->floating : self.floating;
   if (floating) {  // nothing to copy: the constants are computed where they are read
@@ -558,7 +629,8 @@ Tensor& Tensor::assign(const Tensor& value) {
     const UOp* b = target.get();
     while (is_movement(b->op)) b = b->src[0].get();
     if (self.requires_grad) remember_past(self);
-    self.uop = b->op == Ops::BUFFER ? make_uop(Ops::ASSIGN, dtype(), {target, v.uop()}) : v.uop();
+    const bool buffer = b->op == Ops::BUFFER || is_realized_multi(b);
+    self.uop = buffer ? make_uop(Ops::ASSIGN, dtype(), {target, v.uop()}) : v.uop();
     return *this;
   }
   // A view: the base takes `value` where this view covers it. The view's ops run backwards on the

@@ -64,6 +64,9 @@ UOpPtr copy_uop(const UOpPtr& u, const std::string& from, const std::string& to)
 // handle (a module's field, an optimizer's list) sees the move: what nn::Module::to does. Graphs
 // built before the move keep reading the old values.
 void move_to_device(const Tensor& t, const std::string& device);
+// A base tensor's value replaced by `moved` (realized; on another device, or sharded), keeping its
+// identity: what move_to_device and shard_ do.
+void replace_value(TensorImpl& impl, const Tensor& moved);
 // A new base tensor computed from `inputs`: it requires grad if one of them does, unless a NoGrad is
 // alive, and then it is cut off from the gradient graph (DETACH).
 Tensor make_result(UOpPtr u, std::initializer_list<const Tensor*> inputs);

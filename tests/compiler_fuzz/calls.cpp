@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 namespace lazygrad::fuzz {
@@ -132,7 +133,12 @@ Tensor from_values(const Step& s) {
   return Tensor::from_vector<T>(v, s.shape);
 }
 
-Tensor input(const Step& s) {
+std::vector<std::string>& shard_inputs() {
+  static std::vector<std::string> devices;
+  return devices;
+}
+
+Tensor unsharded_input(const Step& s) {
   switch (s.dtype) {
     case kBool:
       return from_values<bool>(s);
@@ -153,6 +159,16 @@ Tensor input(const Step& s) {
     default:
       return from_values<float>(s).to(s.dtype).realize();
   }
+}
+
+Tensor input(const Step& s) {
+  Tensor t = unsharded_input(s);
+  const auto& devices = shard_inputs();
+  if (devices.empty()) return t;
+  std::optional<int64_t> axis;
+  for (int64_t a = 0; a < t.dim() && !axis; a++)
+    if (t.size(a) >= static_cast<int64_t>(devices.size())) axis = a;
+  return t.shard(devices, axis).realize();
 }
 
 std::string input_text(const Step& s) {
@@ -177,6 +193,8 @@ const char* op_name(Op op) { return kOps[static_cast<int>(op)].name; }
 OpKind op_kind(Op op) { return kOps[static_cast<int>(op)].kind; }
 
 std::string shape_text(const Shape& s) { return ints_text(s); }
+
+void set_shard_inputs(std::vector<std::string> devices) { shard_inputs() = std::move(devices); }
 
 Tensor apply_step(const Step& s, const std::vector<Tensor>& v) {
   auto in = [&](size_t k) -> const Tensor& { return v.at(s.in.at(k)); };

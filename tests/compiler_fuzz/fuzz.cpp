@@ -11,6 +11,7 @@
 #include "engine/beam.h"
 #include "engine/realize.h"
 #include "generate.h"
+#include "multi/shard.h"
 #include "renderer/renderer.h"
 #include "runtime/device.h"
 
@@ -51,7 +52,12 @@ class ModeScope {
  public:
   // fresh: a cache key of its own, so that every kernel is compiled (and its opts logged) again.
   explicit ModeScope(const Mode& m, bool fresh = false) {
-    set_default_device(m.device);
+    if (is_device_tuple(m.device)) {  // a sharded mode: made on the first device, then sharded
+      set_default_device(split_devices(m.device)[0]);
+      set_shard_inputs(split_devices(m.device));
+    } else {
+      set_default_device(m.device);
+    }
     set_noopt(m.noopt);
     sampled_log().clear();
     if (m.opts_seed) {
@@ -67,6 +73,7 @@ class ModeScope {
   }
   ~ModeScope() {
     set_default_device("CPU");
+    set_shard_inputs({});
     set_noopt(false);
     set_opts_chooser(nullptr, 0);
   }

@@ -4,6 +4,7 @@
 //   fuzz_compiler --seconds 900 [--start S]         as long as it takes (make fuzz-compiler)
 //   fuzz_compiler --seeds 9445,49170                 the listed seeds (what long runs found)
 //   fuzz_compiler --device CL --seeds 0:30           the modes on another device (ctest's cl label)
+//   fuzz_compiler --device CPU,CPU:1 --seeds 0:60    every input sharded across the two devices
 //   fuzz_compiler --seconds 300 --max-elements 400000  larger values: the scheduler's rules for
 //                                                    values of 4096 elements and more, staged panels
 //
@@ -20,6 +21,7 @@
 
 #include "fuzz.h"
 #include "generate.h"
+#include "multi/shard.h"
 #include "runtime/device.h"
 
 using namespace lazygrad;
@@ -79,7 +81,10 @@ int main(int argc, char** argv) {
     } else if (arg == "--samples") {
       samples = std::stoi(next());
     } else if (arg == "--device") {
-      device = canonical_device(next());
+      // A tuple ("CPU,CPU:1") runs the modes with every input sharded across those devices.
+      std::vector<std::string> names;
+      for (const auto& d : split_devices(next())) names.push_back(canonical_device(d));
+      device = join_devices(names);
     } else if (arg == "--max-elements") {
       gen.max_elements = std::stoll(next());
       if (gen.max_elements < 1) usage();
@@ -98,7 +103,7 @@ int main(int argc, char** argv) {
   }
   if (!seconds && end <= start) usage();
   try {
-    lazygrad::device(device);
+    for (const auto& d : split_devices(device)) lazygrad::device(d);
   } catch (const Error& e) {  // no OpenCL here: skipped (ctest's SKIP_RETURN_CODE), saying why
     std::printf("fuzz_compiler: --device %s is not here: %s\n", device.c_str(), e.what());
     return 77;

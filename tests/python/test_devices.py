@@ -45,3 +45,20 @@ def test_to_cl_and_back_keeps_values():
     w = Tensor(x)
     w.to_("CL")
     assert w.device == "CL" and (w + t).device == "CL"
+
+
+def test_sharded_tensors_have_a_device_tuple():
+    # tinygrad's multi-device API: shard splits along an axis, the device is a tuple, numpy gathers.
+    x = np.arange(21, dtype=np.float32).reshape(7, 3)
+    devices = ("CPU", "CPU:1", "CPU:2")
+    s = Tensor(x).shard(devices, axis=0)
+    assert s.device == devices and s.shape == (7, 3)
+    np.testing.assert_array_equal(s.numpy(), x)
+    np.testing.assert_allclose((s * 2).sum(axis=0).numpy(), (x * 2).sum(axis=0))
+    np.testing.assert_array_equal(s.to("CPU:1").numpy(), x)
+    w = Tensor(np.ones((3, 2), dtype=np.float32))
+    w.shard_(devices)
+    assert w.device == devices
+    np.testing.assert_allclose((s @ w).numpy(), x @ np.ones((3, 2), dtype=np.float32))
+    with pytest.raises(lazygrad.LazygradError, match="fewer than the 3 devices"):
+        Tensor([[1.0, 2.0]]).shard(devices, axis=0)
