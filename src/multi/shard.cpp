@@ -10,6 +10,7 @@
 #include <functional>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/walk.h"
 #include "lazygrad/multi.h"
@@ -160,6 +161,9 @@ ReduceOp reduce_op_of(Ops op) {
 
 class Lowering {
  public:
+  // roots: the nodes realized as they are (whose parts must not be views of another tensor).
+  explicit Lowering(std::unordered_set<const UOp*> roots = {}) : roots_(std::move(roots)) {}
+
   Lowered lower(const UOpPtr& root) {
     std::unordered_map<const UOp*, UOpPtr> holder{{root.get(), root}};
     const std::vector<const UOp*> order = toposort(root.get(), [&](const UOp* u) { return !done_.count(u); });
@@ -172,6 +176,7 @@ class Lowering {
 
  private:
   std::unordered_map<const UOp*, Lowered> done_;
+  std::unordered_set<const UOp*> roots_;
 
   // s as lowered, as a single-device graph (null: s itself).
   UOpPtr single(const UOpPtr& s) const {
@@ -214,9 +219,20 @@ class Lowering {
     out.whole = u->shape;
     for (const auto& s : u->src) {
       if (done_.at(s.get()).multi()) throw multi_error("a part of a sharded value is itself sharded");
-      out.parts.push_back(single(s));
+      UOpPtr part = single(s);
+      // shard_uop gives a part cut from a buffer on its own device a buffer of its own, so that a
+      // write into the sharded tensor never lands in the source; read by another op, the view
+      // itself serves, and saves a copy kernel.
+      if (!roots_.count(u.get()) && part->op == Ops::CONTIGUOUS && reads_buffer_directly(part->src[0].get()))
+        part = part->src[0];
+      out.parts.push_back(part);
     }
     return out;
+  }
+
+  static bool reads_buffer_directly(const UOp* u) {
+    while (is_movement(u->op)) u = u->src[0].get();
+    return u->op == Ops::BUFFER;
   }
 
   // Source s of u as parts split like `like` (same devices, along like.axis): its own parts when they
@@ -544,7 +560,7 @@ std::vector<UOpPtr> lower_multi(const std::vector<UOpPtr>& targets,
   const std::vector<const UOp*> order = toposort(roots);
   if (std::none_of(order.begin(), order.end(), [](const UOp* u) { return u->op == Ops::MULTI; }))
     return targets;
-  Lowering l;
+  Lowering l(std::unordered_set<const UOp*>(roots.begin(), roots.end()));
   std::vector<UOpPtr> out;
   for (const auto& t : targets) {
     Lowered r = l.lower(t);
