@@ -243,6 +243,16 @@ TEST(Shard, MlpTrainingStepOnCpuAndOpenCl) {
   expect_same_run(train({"CPU", "CL"}), train({}), "CPU + CL");
 }
 
+TEST(Shard, AModuleMovedToATupleIsReplicated) {
+  Tensor::manual_seed(0);
+  models::MLP model;
+  Tensor x = sample({5, 784}, 9);
+  Tensor want = model(x).realize();
+  model.to("CPU,CPU:1");
+  for (const Tensor& p : model.parameters()) EXPECT_EQ(p.device(), "CPU,CPU:1");
+  expect_close(model(x.shard(kTwo, 0)), want, "the forward pass with the batch split");
+}
+
 TEST(Shard, ErrorsNameTheShapesAndDevices) {
   Tensor x = Tensor::ones({2, 3});
   auto message = [](const std::function<void()>& f) -> std::string {

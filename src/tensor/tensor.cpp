@@ -132,6 +132,10 @@ void move_to_device(const Tensor& t, const std::string& device) {
   TensorImpl& impl = *t.impl();
   if (impl.base)
     throw Error("to: a view (shape " + shape_str(impl.shape) + ") cannot be moved in place; move its base");
+  if (is_device_tuple(device)) {  // a module moved to a tuple: a copy on each device (shard_)
+    Tensor(t).shard_(split_devices(device));
+    return;
+  }
   std::string to = lazygrad::device(device).name();
   if (t.device() == to) return;
   Tensor moved;
