@@ -46,9 +46,12 @@ charlm: build
 # The transformer milestone's test reads Debian's fortunes; VIZ's test loads its page in Debian's
 # chromium (headless).
 # `make viz-screenshot` copies that test's screenshot into docs/ (docs/viz.md shows it).
+# The MPI tests (label mpi) run `lazygrad train --ddp` under OpenMPI's mpirun (openmpi-bin; lazygrad
+# opens libmpi itself, without linking it: docs/multi.md).
 # The suites run with the CPU's in-process compiler (clang's and LLVM's libraries, which `deps`
 # installs before CMake configures) and again, label cc, with `cc` processes.
-TEST_PACKAGES = dataset-fashion-mnist python3-torch pocl-opencl-icd ocl-icd-opencl-dev clinfo fortunes chromium
+TEST_PACKAGES = dataset-fashion-mnist python3-torch pocl-opencl-icd ocl-icd-opencl-dev clinfo fortunes chromium \
+                openmpi-bin libopenmpi-dev
 test-deps:
 	@bash scripts/install-deps.sh $(TEST_PACKAGES)
 test: test-deps build
@@ -91,7 +94,8 @@ lines:
 
 # The peers of the benchmarks: OpenBLAS for bench_sgemm (linked when CMake finds it) and PyTorch,
 # which bench_conv runs with Debian's python3. Installed before configuring, so CMake finds OpenBLAS.
-BENCH_PACKAGES = libopenblas-dev python3-torch
+# bench_mpi_all_reduce runs under OpenMPI's mpirun.
+BENCH_PACKAGES = libopenblas-dev python3-torch openmpi-bin
 
 bench:
 	@bash scripts/install-deps.sh $(BENCH_PACKAGES)

@@ -38,15 +38,16 @@ int cmd_info(const Args& args);
 int cmd_help(const Args& args);
 
 const Command kCommands[] = {
-    {"info", "", "print the version, devices and settings",
+    {"info", "", "print the version, devices, transports and settings",
      "Settings come from the environment: DEBUG, THREADS, FTZ, CC, LAZYGRAD_CACHE, DEVICE (the default\n"
      "device), CL_PLATFORM and CL_DEVICE (which OpenCL device is CL: an index or part of its name).\n"
-     "A device kind that is missing says why.",
+     "A device kind that is missing says why. The MPI transport (train --ddp) is OpenMPI's libmpi, opened\n"
+     "at run time: LAZYGRAD_MPI_LIBRARY (a path), else libmpi.so.40, else libmpi.so; absent says why.",
      cmd_info},
     {"help", "[COMMAND]", "show help for lazygrad or for one command", "", cmd_help},
     {"train",
      "fashion-mnist [--model mlp|cnn] [--epochs N] [--batch-size B] [--lr X] [--seed S] [--data DIR] "
-     "[--out DIR] [--limit N] [--jit on|off] [--device D | --devices D1,D2,...]\n"
+     "[--out DIR] [--limit N] [--jit on|off] [--device D | --devices D1,D2,... | --ddp] [--loss-every N]\n"
      "       lazygrad train charlm --text FILE|FOLDER [--minutes M] [--steps N] [--out DIR] "
      "[--sample-chars N] [--temperature T] [--prompt TEXT] [--seed S] [model and training options]",
      "train a classifier on Fashion-MNIST, or a character-level GPT on any text",
@@ -64,6 +65,14 @@ const Command kCommands[] = {
      "  --devices LIST    data-parallel across these devices (CPU,CPU:1 or CPU,CL, ...): a replica of the\n"
      "                    model on each, each batch split between them, the gradients all-reduced\n"
      "                    (docs/multi.md); the same training as one device, up to rounding\n"
+     "  --ddp             data-parallel across processes: run under OpenMPI's mpirun\n"
+     "                    (mpirun -np 2 lazygrad train fashion-mnist --ddp), each rank a share of every\n"
+     "                    batch, the gradients summed over MPI; rank 0 prints and writes the files, and\n"
+     "                    every rank prints its parameters' hash at the end, which must agree.\n"
+     "                    LAZYGRAD_MPI_TIMEOUT (seconds, default 60): how long a rank waits for another\n"
+     "                    before stopping the job with an error naming it. THREADS, when not set, is\n"
+     "                    divided between the ranks on one machine\n"
+     "  --loss-every N    print every Nth step's loss (`step N: loss X`, 9 digits), to compare runs\n"
      "\n"
      "After each epoch: the epoch's time and items/s, `test accuracy: NN.NN%` on the 10k test images,\n"
      "the checkpoint and the plot (train loss per step, test accuracy per epoch). See docs/train.md.\n"
@@ -223,12 +232,15 @@ int cmd_info(const Args& args) {
   // Query everything before printing, so a failure does not leave half a report on stdout.
   const lazygrad::Settings& s = lazygrad::settings();
   const std::vector<lazygrad::DeviceInfo> devices = lazygrad::devices();
+  const lazygrad::mpi::Availability mpi = lazygrad::mpi::availability();
   auto or_none = [](const std::string& v) { return v.empty() ? std::string("(none)") : v; };
 
   std::cout << "lazygrad " << lazygrad::version() << "\n\ndevices:\n";
   for (const lazygrad::DeviceInfo& d : devices)
     std::cout << "  " << d.name << "  " << (d.available ? "available" : "unavailable") << "  "
               << or_none(d.detail) << "\n";
+  std::cout << "\ntransports:\n  MPI  " << (mpi.available ? "available" : "absent") << "  " << mpi.detail
+            << (mpi.available ? "; mpirun -np N lazygrad train fashion-mnist --ddp" : "") << "\n";
 
   std::cout
       << "\nsettings:\n"

@@ -24,6 +24,7 @@
 #include "command.h"
 #include "option_values.h"
 #include "progress_bar.h"
+#include "report_errors.h"
 #include "svg_plot.h"
 #include "train_fashion_mnist.h"
 #include "train_step.h"
@@ -36,8 +37,10 @@ constexpr std::string_view kCharLmFirst =
     "charlm comes first, before its options: lazygrad train charlm --text FILE ...";
 
 TrainConfig parse_config(const Args& args) {
-  Options opts = parse_options(args, {"--model", "--epochs", "--batch-size", "--lr", "--seed", "--data",
-                                      "--out", "--limit", "--jit", "--device", "--devices"});
+  Options opts = parse_options(args,
+                               {"--model", "--epochs", "--batch-size", "--lr", "--seed", "--data", "--out",
+                                "--limit", "--jit", "--device", "--devices", "--loss-every"},
+                               {"--ddp"});
   if (opts.positional.empty()) throw UsageError{"which dataset? fashion-mnist or charlm"};
   if (opts.positional[0] == "charlm") throw UsageError{std::string(kCharLmFirst)};
   if (opts.positional[0] != "fashion-mnist")
@@ -66,6 +69,9 @@ TrainConfig parse_config(const Args& args) {
       at = comma + 1;
     }
   }
+  if (auto v = opts.get("--loss-every")) cfg.loss_every = parse_int("--loss-every", *v, 1);
+  cfg.ddp = opts.has("--ddp");
+  if (cfg.ddp && !cfg.devices.empty()) throw UsageError{"--ddp and --devices: give one of them"};
   for (const char* option : {"--data", "--out"})
     if (auto v = opts.get(option); v && v->empty())
       throw UsageError{std::string(option) + " takes a folder, got ''"};
@@ -74,10 +80,10 @@ TrainConfig parse_config(const Args& args) {
 
 // ---- the evaluation (the model and the training step are in train_step.h) ---------------------------
 
-// The percentage of `images` the model classifies as `labels`, in batches (a whole 10k test set at
-// once would hold the CNN's first activations for all of it), in evaluation mode and without the
+// How many of `images` the model classifies as `labels`, in batches (a whole 10k test set at once
+// would hold the CNN's first activations for all of it), in evaluation mode and without the
 // gradient graph. Leaves the model in training mode.
-double test_accuracy(nn::Module& model, const Tensor& images, const Tensor& labels) {
+int64_t correct_count(nn::Module& model, const Tensor& images, const Tensor& labels) {
   constexpr int64_t kEvalBatch = 1000;
   NoGrad no_grad;
   model.eval();
@@ -85,7 +91,24 @@ double test_accuracy(nn::Module& model, const Tensor& images, const Tensor& labe
   int64_t correct = 0;
   for (auto& [x, y] : loader) correct += (model(model_input(x)).argmax(1) == y).sum().item<int64_t>();
   model.train();
-  return 100.0 * static_cast<double>(correct) / static_cast<double>(images.size(0));
+  return correct;
+}
+
+// The percentage of `images` the model classifies as `labels`. Under --ddp each rank counts its rows
+// (split_rows) and the counts are summed over MPI: every rank then has the whole test set's figure,
+// and no rank waits for another to evaluate alone.
+double test_accuracy(nn::Module& model, const Tensor& images, const Tensor& labels, bool ddp) {
+  const int64_t n = images.size(0);
+  int64_t correct = 0;
+  if (ddp) {
+    const auto [start, length] = split_rows(n, mpi::size(), mpi::rank());
+    const int64_t mine =
+        correct_count(model, images.narrow(0, start, length), labels.narrow(0, start, length));
+    correct = mpi::all_reduce(Tensor::from_vector<int64_t>({mine}, {1}, "CPU")).item<int64_t>();
+  } else {
+    correct = correct_count(model, images, labels);
+  }
+  return 100.0 * static_cast<double>(correct) / static_cast<double>(n);
 }
 
 // ---- outputs --------------------------------------------------------------------------------------
@@ -93,6 +116,19 @@ double test_accuracy(nn::Module& model, const Tensor& images, const Tensor& labe
 std::string two_decimals(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
+
+// A float32 loss to the digits that tell it apart from its neighbours, for comparing runs.
+std::string nine_digits(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  return text;
+}
+
+std::string hex64(uint64_t value) {
+  char text[20];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
   return text;
 }
 
@@ -151,7 +187,18 @@ int cmd_train(const Args& args) {
       e.message += " (" + std::string(kCharLmFirst) + ")";
     throw;
   }
-  train_fashion_mnist(cfg);
+  if (!cfg.ddp) {
+    train_fashion_mnist(cfg);
+    return 0;
+  }
+  // Under mpirun a rank that fails stops the whole job at once, rather than leave the others
+  // waiting for it until LAZYGRAD_MPI_TIMEOUT; one that finishes leaves MPI with the others.
+  const int status = exit_status_reporting_errors(std::cerr, [&] {
+    train_fashion_mnist(cfg);
+    mpi::finalize();
+    return 0;
+  });
+  if (status != 0) mpi::abort(status);
   return 0;
 }
 
@@ -181,11 +228,26 @@ std::vector<double> train_fashion_mnist(const TrainConfig& cfg) {
   const std::string checkpoint_path = (fs::path(cfg.out_dir) / (cfg.model + ".safetensors")).string();
   const std::string plot_path = (fs::path(cfg.out_dir) / (cfg.model + ".svg")).string();
 
+  // Under --ddp only rank 0 prints and writes files; every rank trains.
+  const int rank = cfg.ddp ? mpi::rank() : 0, ranks = cfg.ddp ? mpi::size() : 1;
+  std::ostream quiet(nullptr);  // discards what it is given
+  std::ostream& out = rank == 0 ? std::cout : quiet;
+
   Tensor::manual_seed(cfg.seed);  // the initialization (a data-parallel run's first replica: the same)
   std::unique_ptr<TrainStep> single;
   std::unique_ptr<DataParallelTrainStep> parallel;
+  std::unique_ptr<MpiTrainStep> mpi_step;
   std::shared_ptr<nn::Module> model;
-  if (cfg.devices.empty()) {
+  if (cfg.ddp) {
+    if (cfg.batch_size < ranks)
+      throw UsageError{"--batch-size " + std::to_string(cfg.batch_size) + " is less than one row per rank (" +
+                       std::to_string(ranks) + " ranks)"};
+    model = make_model(cfg.model);
+    // The same seed gives every rank the same initial model; a rank started with other options
+    // would not be, and is caught here rather than by the hash at the end.
+    mpi::check_same_on_every_rank(mpi::fnv1a(model->parameters()), "initial parameters");
+    mpi_step = std::make_unique<MpiTrainStep>(model, cfg.lr, cfg.jit);
+  } else if (cfg.devices.empty()) {
     model = make_model(cfg.model);
     single = std::make_unique<TrainStep>(model, cfg.lr, cfg.jit);
   } else {
@@ -197,7 +259,9 @@ std::vector<double> train_fashion_mnist(const TrainConfig& cfg) {
                        " devices)"};
   }
   auto train_step = [&](const Tensor& images, const Tensor& labels) {
-    return single ? (*single)(images, labels) : (*parallel)(images, labels);
+    return single     ? (*single)(images, labels)
+           : parallel ? (*parallel)(images, labels)
+                      : (*mpi_step)(images, labels);
   };
   // drop_last: every batch has batch_size rows, so the captured step fits each one (a Jit refuses
   // inputs of a new shape, and a new shape would compile new kernels anyway).
@@ -206,17 +270,18 @@ std::vector<double> train_fashion_mnist(const TrainConfig& cfg) {
       {.batch_size = cfg.batch_size, .shuffle = true, .drop_last = true, .seed = cfg.seed});
 
   const std::string model_title = cfg.model == "cnn" ? "LeNet-style CNN" : "MLP 784-512-512-10";
-  std::cout << "training " << model_title << " on " << n_train << " Fashion-MNIST images (" << loader.size()
-            << " steps of " << cfg.batch_size << " per epoch), testing on " << ds.test_images.size(0)
-            << " images; Adam lr " << cfg.lr << ", seed " << cfg.seed << ", jit " << (cfg.jit ? "on" : "off")
-            << ", "
-            << (parallel ? "data-parallel on " + std::to_string(cfg.devices.size()) + " devices"
-                         : default_device())
-            << (default_device() == "CPU" ? ", " + std::to_string(settings().threads) + " threads" : "")
-            << "\n"
-            << std::flush;
+  out << "training " << model_title << " on " << n_train << " Fashion-MNIST images (" << loader.size()
+      << " steps of " << cfg.batch_size << " per epoch), testing on " << ds.test_images.size(0)
+      << " images; Adam lr " << cfg.lr << ", seed " << cfg.seed << ", jit " << (cfg.jit ? "on" : "off")
+      << ", "
+      << (parallel  ? "data-parallel on " + std::to_string(cfg.devices.size()) + " devices"
+          : cfg.ddp ? "data-parallel on " + std::to_string(ranks) + " MPI ranks, " + default_device()
+                    : default_device())
+      << (default_device() == "CPU" ? ", " + std::to_string(settings().threads) + " threads" : "")
+      << (cfg.ddp ? " each" : "") << "\n"
+      << std::flush;
 
-  ProgressBar bar(std::cerr, ProgressBar::stderr_is_terminal());
+  ProgressBar bar(rank == 0 ? std::cerr : quiet, ProgressBar::stderr_is_terminal());
   std::vector<double> step_loss, accuracy;
   for (int64_t epoch = 1; epoch <= cfg.epochs; epoch++) {
     bar.start_epoch(epoch, cfg.epochs, loader.size(), cfg.batch_size);
@@ -225,6 +290,8 @@ std::vector<double> train_fashion_mnist(const TrainConfig& cfg) {
     for (auto& [images, labels] : loader) {
       double loss = train_step(images, labels).item<float>();
       step_loss.push_back(loss);
+      if (cfg.loss_every > 0 && static_cast<int64_t>(step_loss.size()) % cfg.loss_every == 0)
+        out << "step " << step_loss.size() << ": loss " << nine_digits(loss) << "\n" << std::flush;
       loss_sum += loss;
       done++;
       bar.update(done, loss_sum / static_cast<double>(done));
@@ -233,7 +300,7 @@ std::vector<double> train_fashion_mnist(const TrainConfig& cfg) {
     double train_s = bar.elapsed_s(), items_per_s = bar.items_per_s();
 
     auto t0 = std::chrono::steady_clock::now();
-    double acc = test_accuracy(*model, ds.test_images, ds.test_labels);
+    double acc = test_accuracy(*model, ds.test_images, ds.test_labels, cfg.ddp);
     double test_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     accuracy.push_back(acc);
 
@@ -242,8 +309,9 @@ std::vector<double> train_fashion_mnist(const TrainConfig& cfg) {
                   "epoch %lld/%lld: train loss %.4f, %.1f s, %.0f items/s (test %.1f s)",
                   static_cast<long long>(epoch), static_cast<long long>(cfg.epochs),
                   loss_sum / static_cast<double>(done), train_s, items_per_s, test_s);
-    std::cout << summary << "\ntest accuracy: " << two_decimals(acc) << "%\n" << std::flush;
+    out << summary << "\ntest accuracy: " << two_decimals(acc) << "%\n" << std::flush;
 
+    if (rank != 0) continue;  // the ranks hold the same model: rank 0 writes it
     save_safetensors(checkpoint_path, model->state_dict(),
                      {{"format", "pt"},
                       {"model", cfg.model},
@@ -251,7 +319,15 @@ std::vector<double> train_fashion_mnist(const TrainConfig& cfg) {
                       {"test_accuracy", two_decimals(acc)}});
     write_plot(plot_path, model_title, step_loss, accuracy, loader.size());
   }
-  std::cout << "wrote " << checkpoint_path << " and " << plot_path << "\n";
+  if (cfg.ddp) {
+    // Each rank prints its own hash (a test compares them), then the ranks compare them.
+    const uint64_t hash = mpi::fnv1a(model->parameters());
+    std::cout << "rank " << rank << " of " << ranks << ": parameters' FNV-1a hash " << hex64(hash) << "\n"
+              << std::flush;
+    mpi::check_same_on_every_rank(hash, "parameters");
+    out << "every one of the " << ranks << " ranks holds the same parameters\n";
+  }
+  out << "wrote " << checkpoint_path << " and " << plot_path << "\n";
   return accuracy;
 }
 

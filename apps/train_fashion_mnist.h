@@ -24,6 +24,9 @@ struct TrainConfig {
   std::string device;  // where the model and the batches live; "": the default (DEVICE=, else CPU)
   // Data-parallel across these devices (DataParallelTrainStep); empty: one device.
   std::vector<std::string> devices;
+  // Data-parallel across the processes of an mpirun (MpiTrainStep), one rank each (docs/multi.md).
+  bool ddp = false;
+  int64_t loss_every = 0;  // print every Nth step's loss (`step N: loss X`); 0: none
 };
 
 // Trains as the command does, printing its progress, test accuracy, checkpoint and plot; returns

@@ -114,4 +114,71 @@ class DataParallelTrainStep {
   bool use_jit_;
 };
 
+// The step of `lazygrad train --ddp`: one process per rank under mpirun (lazygrad/mpi.h,
+// docs/multi.md). Every rank holds the whole model and an Adam of its own, takes its rows of the
+// global batch (split_rows: DataParallel's rule) and scales its mean loss by its share of the rows;
+// the scaled loss and the gradients go to every other rank, and each rank sums all of them in rank
+// order before Adam's update. Every rank so takes the same step on the same bits, and the step
+// equals TrainStep's on the whole batch up to the order of the gradients' sums. Two Jits, since the
+// exchange runs on the host between them: backward (the batch to the loss and the gradients) and
+// update (every rank's loss and gradients to the parameters).
+class MpiTrainStep {
+ public:
+  MpiTrainStep(std::shared_ptr<nn::Module> model, double lr, bool jit)
+      : model_(std::move(model)),
+        opt_(model_->parameters(), lr),
+        backward_([this](const std::vector<Tensor>& batch) { return backward(batch); }),
+        update_([this](const std::vector<Tensor>& parts) { return update(parts); }),
+        use_jit_(jit) {}
+  MpiTrainStep(const MpiTrainStep&) = delete;
+  MpiTrainStep& operator=(const MpiTrainStep&) = delete;
+
+  // The global batch's loss, the same on every rank (under the Jit, overwritten by the next call).
+  Tensor operator()(const Tensor& images, const Tensor& labels) {
+    const std::vector<Tensor> mine = use_jit_ ? backward_({images, labels}) : backward({images, labels});
+    std::vector<Tensor> parts;  // the loss's from every rank, then each gradient's
+    for (const std::vector<Tensor>& ranks : mpi::all_gather(mine))
+      parts.insert(parts.end(), ranks.begin(), ranks.end());
+    return (use_jit_ ? update_(parts) : update(parts))[0];
+  }
+
+ private:
+  // This rank's share of the loss and every parameter's gradient, realized.
+  std::vector<Tensor> backward(const std::vector<Tensor>& batch) {
+    const int64_t rows = batch[0].size(0);
+    const auto [start, length] = split_rows(rows, mpi::size(), mpi::rank());
+    const Tensor logits = (*model_)(model_input(batch[0].narrow(0, start, length)));
+    Tensor loss = logits.cross_entropy(batch[1].narrow(0, start, length)) *
+                  (static_cast<double>(length) / static_cast<double>(rows));
+    loss.backward();
+    std::vector<Tensor> out{loss};
+    for (const Tensor& p : opt_.params())  // a parameter the loss does not reach counts zeros
+      out.push_back(p.grad().defined() ? p.grad() : Tensor::zeros_like(p));
+    realize(out);
+    opt_.zero_grad();
+    return out;
+  }
+
+  // The sums, in rank order, of every rank's loss and gradients; Adam steps with the gradients.
+  std::vector<Tensor> update(const std::vector<Tensor>& parts) {
+    const auto n = static_cast<size_t>(mpi::size());
+    auto sum = [&](size_t i) {
+      return mpi::reduce(std::vector<Tensor>(parts.begin() + static_cast<std::ptrdiff_t>(i * n),
+                                             parts.begin() + static_cast<std::ptrdiff_t>((i + 1) * n)));
+    };
+    for (size_t i = 0; i < opt_.params().size(); i++) Tensor(opt_.params()[i]).set_grad(sum(i + 1));
+    std::vector<Tensor> targets = opt_.schedule_step();
+    opt_.zero_grad();
+    const Tensor loss = sum(0);
+    targets.push_back(loss);
+    realize(targets);
+    return {loss};
+  }
+
+  std::shared_ptr<nn::Module> model_;
+  optim::Adam opt_;
+  Jit backward_, update_;
+  bool use_jit_;
+};
+
 }  // namespace lazygrad::cli

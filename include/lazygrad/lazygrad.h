@@ -8,6 +8,7 @@
 #include "lazygrad/gguf.h"
 #include "lazygrad/gradcheck.h"
 #include "lazygrad/jit.h"
+#include "lazygrad/mpi.h"
 #include "lazygrad/multi.h"
 #include "lazygrad/nn.h"
 #include "lazygrad/optim.h"

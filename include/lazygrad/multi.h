@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lazygrad/tensor.h"
@@ -37,6 +38,15 @@ std::vector<Tensor> all_reduce(const std::vector<Tensor>& shards, ReduceOp op = 
 // changes it for the process.
 int64_t ring_all_reduce_min_bytes();
 void set_ring_all_reduce_min_bytes(int64_t bytes);
+
+// a op b, elementwise and lazy, in their dtype: a + b, a.maximum(b) or a * b. What every all-reduce
+// (these, and lazygrad::mpi's across processes) combines two parts with.
+Tensor combine(const Tensor& a, const Tensor& b, ReduceOp op);
+
+// Rows [start, start + length) of `rows` for part `part` of `parts`: the first rows % parts parts get
+// one row more. How DataParallel::scatter splits a batch between devices, and `lazygrad train --ddp`
+// between MPI ranks.
+std::pair<int64_t, int64_t> split_rows(int64_t rows, int64_t parts, int64_t part);
 
 // Data-parallel training in one process: a replica of the model on each device, each batch split
 // along its first axis across them, and every gradient all-reduced before the optimizers step, so

@@ -32,18 +32,6 @@ std::atomic<int64_t>& ring_min_bytes() {
   return bytes;
 }
 
-Tensor combine(const Tensor& a, const Tensor& b, ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum:
-      return a + b;
-    case ReduceOp::Max:
-      return a.maximum(b);
-    case ReduceOp::Prod:
-      return a * b;
-  }
-  throw Error("all_reduce: unknown ReduceOp");
-}
-
 void check_shards(const std::vector<Tensor>& shards) {
   if (shards.empty()) throw Error("all_reduce: no tensors to reduce");
   std::set<std::string> devices;
@@ -68,12 +56,6 @@ std::vector<Tensor> naive(const std::vector<Tensor>& shards, ReduceOp op) {
   return out;
 }
 
-// Chunk c of n elements in k pieces: the first n % k chunks one element longer.
-std::pair<int64_t, int64_t> chunk(int64_t n, int64_t k, int64_t c) {
-  const int64_t base = n / k, extra = n % k;
-  return {c * base + std::min(c, extra), base + (c < extra ? 1 : 0)};
-}
-
 std::vector<Tensor> ring(const std::vector<Tensor>& shards, ReduceOp op) {
   const auto k = static_cast<int64_t>(shards.size());
   const int64_t n = shards[0].numel();
@@ -81,7 +63,7 @@ std::vector<Tensor> ring(const std::vector<Tensor>& shards, ReduceOp op) {
   for (const Tensor& s : shards) flat.push_back(s.reshape({n}));
   auto device = [&](int64_t i) { return shards[static_cast<size_t>(i % k)].device(); };
   auto piece = [&](int64_t d, int64_t c) {
-    auto [start, length] = chunk(n, k, c);
+    auto [start, length] = split_rows(n, k, c);  // chunk c: the first n % k chunks one element longer
     return flat[static_cast<size_t>(d)].narrow(0, start, length);
   };
   // Reduce-scatter: chunk c starts on device c and moves one hop at a time, each device adding its
@@ -110,6 +92,18 @@ std::vector<Tensor> ring(const std::vector<Tensor>& shards, ReduceOp op) {
 }
 
 }  // namespace
+
+Tensor combine(const Tensor& a, const Tensor& b, ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum:
+      return a + b;
+    case ReduceOp::Max:
+      return a.maximum(b);
+    case ReduceOp::Prod:
+      return a * b;
+  }
+  throw Error("all_reduce: unknown ReduceOp");
+}
 
 int64_t ring_all_reduce_min_bytes() { return ring_min_bytes().load(); }
 void set_ring_all_reduce_min_bytes(int64_t bytes) { ring_min_bytes() = bytes; }

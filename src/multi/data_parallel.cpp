@@ -10,13 +10,10 @@
 
 namespace lazygrad {
 
-namespace {
-// Rows [start, start + length) of n for device i of k: the first n % k devices one row more.
-std::pair<int64_t, int64_t> rows_of(int64_t n, int64_t k, int64_t i) {
-  const int64_t base = n / k, extra = n % k;
-  return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
+std::pair<int64_t, int64_t> split_rows(int64_t rows, int64_t parts, int64_t part) {
+  const int64_t base = rows / parts, extra = rows % parts;
+  return {part * base + std::min(part, extra), base + (part < extra ? 1 : 0)};
 }
-}  // namespace
 
 DataParallel::DataParallel(const std::function<std::shared_ptr<nn::Module>()>& make,
                            std::vector<std::string> devices)
@@ -44,14 +41,15 @@ std::vector<Tensor> DataParallel::scatter(const Tensor& batch) const {
                 std::to_string(k) + " devices");
   std::vector<Tensor> out;
   for (int64_t i = 0; i < k; i++) {
-    auto [start, length] = rows_of(n, k, i);
+    auto [start, length] = split_rows(n, k, i);
     out.push_back(batch.narrow(0, start, length).to(devices_[static_cast<size_t>(i)]));
   }
   return out;
 }
 
 double DataParallel::share(size_t i, int64_t rows) const {
-  const auto [start, length] = rows_of(rows, static_cast<int64_t>(devices_.size()), static_cast<int64_t>(i));
+  const auto [start, length] =
+      split_rows(rows, static_cast<int64_t>(devices_.size()), static_cast<int64_t>(i));
   return static_cast<double>(length) / static_cast<double>(rows);
 }
 

@@ -479,13 +479,9 @@ class Lowering {
 
 std::vector<std::pair<int64_t, int64_t>> shard_bounds(int64_t n, size_t k) {
   std::vector<std::pair<int64_t, int64_t>> out;
-  const auto kk = static_cast<int64_t>(k);
-  const int64_t base = n / kk, extra = n % kk;
-  int64_t lo = 0;
-  for (int64_t i = 0; i < kk; i++) {
-    const int64_t len = base + (i < extra ? 1 : 0);
-    out.emplace_back(lo, lo + len);
-    lo += len;
+  for (size_t i = 0; i < k; i++) {
+    const auto [start, length] = split_rows(n, static_cast<int64_t>(k), static_cast<int64_t>(i));
+    out.emplace_back(start, start + length);
   }
   return out;
 }

@@ -16,7 +16,7 @@
 namespace lazygrad {
 
 // The rows [lo, hi) of n that each of k devices holds along a sharded axis: n / k each, and the first
-// n % k devices one more (numpy's array_split, and DataParallel's batches).
+// n % k devices one more (numpy's array_split; split_rows, as DataParallel splits its batches).
 std::vector<std::pair<int64_t, int64_t>> shard_bounds(int64_t n, size_t k);
 
 // A device tuple as one string ("CPU,CPU:1": what Tensor::device() returns for a sharded tensor),
