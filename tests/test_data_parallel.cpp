@@ -10,28 +10,18 @@
 #include <vector>
 
 #include "../models/mlp.h"
+#include "training_run.h"
 
 using namespace lazygrad;
 
 namespace {
 
-constexpr int64_t kBatch = 18;  // not a multiple of 4: the devices get 5, 5, 4 and 4 rows
-constexpr int kSteps = 10;
+using test::expect_same_run;
+using test::TrainingRun;
 
 std::shared_ptr<nn::Module> make_mlp() { return std::make_shared<models::MLP>(); }
 
-struct TrainingRun {
-  std::vector<float> losses;
-  std::vector<Tensor> params;  // on CPU
-};
-
-std::vector<std::pair<Tensor, Tensor>> batches() {
-  Tensor::manual_seed(7);
-  std::vector<std::pair<Tensor, Tensor>> out;
-  for (int s = 0; s < kSteps; s++)
-    out.emplace_back(Tensor::rand({kBatch, 784}).realize(), Tensor::randint(0, 10, {kBatch}).realize());
-  return out;
-}
+std::vector<std::pair<Tensor, Tensor>> batches() { return test::training_batches(); }
 
 TrainingRun one_device() {
   Tensor::manual_seed(0);
@@ -90,21 +80,6 @@ TrainingRun data_parallel(const std::vector<std::string>& devices, bool jit) {
     }
   }
   return r;
-}
-
-void expect_same_run(const TrainingRun& got, const TrainingRun& want, const std::string& what) {
-  ASSERT_EQ(got.losses.size(), want.losses.size());
-  for (size_t s = 0; s < want.losses.size(); s++)
-    EXPECT_NEAR(got.losses[s], want.losses[s], 1e-5 * std::abs(want.losses[s])) << what << ", step " << s;
-  ASSERT_EQ(got.params.size(), want.params.size());
-  for (size_t j = 0; j < want.params.size(); j++)
-    // The losses agree to 1e-5; the parameters to 2e-5 absolute, 2% of one Adam step (lr 1e-3):
-    // the split batch sums each gradient in another order, and Adam's m / sqrt(v) turns a rounding
-    // difference in a near-zero gradient into a visible part of a step (8.6e-6 measured on 4 devices).
-    EXPECT_TRUE(got.params[j].allclose(want.params[j], 1e-5, 2e-5))
-        << what << ", parameter " << j << ": max difference "
-        << (got.params[j] - want.params[j]).abs().max().item<float>() << ", max |value| "
-        << want.params[j].abs().max().item<float>();
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "../models/mlp.h"
 #include "lazygrad/counters.h"
+#include "training_run.h"
 
 using namespace lazygrad;
 
@@ -163,21 +164,13 @@ TEST(Shard, GradientsFlowBackToTheUnshardedTensor) {
 
 namespace {
 
-constexpr int64_t kBatch = 18;  // not a multiple of 4: the devices get 5, 5, 4 and 4 rows
-constexpr int kSteps = 10;
-
-struct TrainingRun {
-  std::vector<float> losses;
-  std::vector<Tensor> params;  // on CPU
-};
+using test::expect_same_run;
+using test::TrainingRun;
 
 // The MLP trained with Adam on one device, or with its parameters replicated (shard_) and each
 // batch split along its rows across `devices`.
 TrainingRun train(const std::vector<std::string>& devices, bool jit = false) {
-  Tensor::manual_seed(7);
-  std::vector<std::pair<Tensor, Tensor>> batches;
-  for (int s = 0; s < kSteps; s++)
-    batches.emplace_back(Tensor::rand({kBatch, 784}).realize(), Tensor::randint(0, 10, {kBatch}).realize());
+  const std::vector<std::pair<Tensor, Tensor>> batches = test::training_batches();
   Tensor::manual_seed(0);
   models::MLP model;
   if (!devices.empty())
@@ -211,19 +204,6 @@ TrainingRun train(const std::vector<std::string>& devices, bool jit = false) {
     }
   }
   return r;
-}
-
-void expect_same_run(const TrainingRun& got, const TrainingRun& want, const std::string& what) {
-  ASSERT_EQ(got.losses.size(), want.losses.size());
-  for (size_t s = 0; s < want.losses.size(); s++)
-    EXPECT_NEAR(got.losses[s], want.losses[s], 1e-5 * std::abs(want.losses[s])) << what << ", step " << s;
-  ASSERT_EQ(got.params.size(), want.params.size());
-  for (size_t j = 0; j < want.params.size(); j++)
-    // As in test_data_parallel.cpp: 2e-5 absolute is 2% of one Adam step (lr 1e-3); the split batch
-    // sums each gradient in another order.
-    EXPECT_TRUE(got.params[j].allclose(want.params[j], 1e-5, 2e-5))
-        << what << ", parameter " << j << ": max difference "
-        << (got.params[j] - want.params[j]).abs().max().item<float>();
 }
 
 }  // namespace
