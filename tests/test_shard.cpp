@@ -223,6 +223,25 @@ TEST(Shard, MlpTrainingStepOnCpuAndOpenCl) {
   expect_same_run(train({"CPU", "CL"}), train({}), "CPU + CL");
 }
 
+TEST(Shard, TheJitTakesShardedInputs) {
+  Tensor w = sample({4, 3}, 10).shard(kTwo).realize();
+  Jit step([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0].matmul(w).relu().sum(0)}; });
+  for (uint64_t seed = 11; seed < 15; seed++) {  // capture, then replays with new parts swapped in
+    Tensor x = sample({6, 4}, seed);
+    Tensor got = step({x.shard(kTwo, 0)})[0];
+    EXPECT_EQ(got.device(), "CPU,CPU:1");
+    expect_close(got, x.matmul(w.to("CPU")).relu().sum(0), "call " + std::to_string(seed - 10));
+  }
+  EXPECT_GT(step.captured_kernels(), 0u);
+  // The captured kernels are for rows split across these devices: another split is an Error.
+  try {
+    step({sample({6, 4}, 15).shard(kTwo, 1)});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("split along axis 0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Shard, AModuleMovedToATupleIsReplicated) {
   Tensor::manual_seed(0);
   models::MLP model;

@@ -2,6 +2,7 @@
 // every kernel launch, calls 3+ launch the recording with the new inputs' buffers swapped in.
 #include "lazygrad/jit.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "engine/realize.h"
@@ -16,25 +17,40 @@ struct Jit::State {
   Fn fn;
   int calls = 0;
   Capture capture;
-  std::vector<const Buffer*> input_buffers;  // as captured, by input position
+  std::vector<std::vector<const Buffer*>> input_buffers;  // as captured, by input position (a sharded
+                                                          // input has one per part)
   std::vector<std::pair<Shape, DType>> input_types;
-  std::vector<std::string> input_devices;  // a replay's buffers must be where the captured ones were
-  std::vector<UOpPtr> outputs;  // views of the captured output buffers
+  std::vector<std::string> input_layouts;  // a replay's buffers must be where the captured ones were
+  std::vector<UOpPtr> outputs;             // views of the captured output buffers
   uint64_t rng_start = 0, rng_used = 0;
   std::vector<std::pair<std::shared_ptr<VariableState>, int64_t>> rng_counters;  // with captured value
 };
 
 namespace {
 
-// The input as a realized, contiguous buffer of its own; its Buffer.
-std::pair<Tensor, std::shared_ptr<Buffer>> as_buffer(const Tensor& t, size_t i) {
+// An input as realized, contiguous buffers of its own: one, or one per part of a sharded input
+// (multi/shard.h); and where they are ("CPU", or the devices and the split axis).
+struct InputBuffers {
+  Tensor tensor;
+  std::vector<std::shared_ptr<Buffer>> buffers;
+  std::string layout;
+};
+InputBuffers as_buffers(const Tensor& t, size_t i) {
   require(t.defined(), "Jit: input " + std::to_string(i) + " is undefined");
-  Tensor c = t.contiguous();
-  c.realize();
-  UOpPtr u = c.uop();
-  const UOp* b = contiguous_buffer_node(u.get());
-  require(b != nullptr, "Jit: input " + std::to_string(i) + " is not a buffer after realize");
-  return {c, b->as<std::shared_ptr<Buffer>>()};
+  InputBuffers in{t.contiguous(), {}, ""};
+  in.tensor.realize();
+  UOpPtr u = in.tensor.uop();
+  const bool sharded = u->op == Ops::MULTI;
+  for (const UOpPtr& part : sharded ? u->src : std::vector<UOpPtr>{u}) {
+    const UOp* b = contiguous_buffer_node(part.get());
+    require(b != nullptr, "Jit: input " + std::to_string(i) + " is not a buffer after realize");
+    in.buffers.push_back(b->as<std::shared_ptr<Buffer>>());
+  }
+  const auto& m = sharded ? u->as<MultiArg>() : MultiArg{};
+  in.layout = sharded ? t.device() + (m.axis < 0 ? " (replicated)"
+                                                 : " (split along axis " + std::to_string(m.axis) + ")")
+                      : in.buffers[0]->device;
+  return in;
 }
 
 // Tensors with an assign still pending: a BatchNorm's running statistics, a step counter.
@@ -80,14 +96,15 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
   // again instead of replaying a capture that never was. A replay counts from its start.
   const int call = s.calls + 1;
   std::vector<Tensor> ins;
-  std::vector<std::shared_ptr<Buffer>> bufs;
+  std::vector<InputBuffers> bufs;
   for (size_t i = 0; i < inputs.size(); i++) {
-    auto [t, b] = as_buffer(inputs[i], i);
+    InputBuffers in = as_buffers(inputs[i], i);
     for (const auto& other : bufs)
-      require(other != b,
-              "Jit: inputs " + std::to_string(i) + " and another share one buffer; pass distinct tensors");
-    ins.push_back(t);
-    bufs.push_back(b);
+      for (const auto& b : in.buffers)
+        require(std::find(other.buffers.begin(), other.buffers.end(), b) == other.buffers.end(),
+                "Jit: inputs " + std::to_string(i) + " and another share one buffer; pass distinct tensors");
+    ins.push_back(in.tensor);
+    bufs.push_back(std::move(in));
   }
   // Writes pending from before the step are not the step's: they run now, outside any capture.
   if (call <= 2)
@@ -122,9 +139,10 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
                   "that graph, or realize it, before the step writes the tensor");
     }
     for (size_t i = 0; i < ins.size(); i++) {
-      s.input_buffers.push_back(bufs[i].get());
+      s.input_buffers.emplace_back();
+      for (const auto& b : bufs[i].buffers) s.input_buffers.back().push_back(b.get());
       s.input_types.emplace_back(ins[i].shape(), ins[i].dtype());
-      s.input_devices.push_back(bufs[i]->device);
+      s.input_layouts.push_back(bufs[i].layout);
     }
     for (const auto& t : out) s.outputs.push_back(t.uop());
     for (const auto& item : s.capture.items)
@@ -146,11 +164,12 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& inputs) {
                 std::string(dtype_name(ins[i].dtype())));
   }
   for (size_t i = 0; i < ins.size(); i++)
-    require(bufs[i]->device == s.input_devices[i], "Jit: input " + std::to_string(i) + " was on " +
-                                                       s.input_devices[i] + " when captured, now on " +
-                                                       bufs[i]->device);
+    require(bufs[i].layout == s.input_layouts[i], "Jit: input " + std::to_string(i) + " was on " +
+                                                      s.input_layouts[i] + " when captured, now on " +
+                                                      bufs[i].layout);
   std::unordered_map<const Buffer*, std::shared_ptr<Buffer>> swap;
-  for (size_t i = 0; i < ins.size(); i++) swap[s.input_buffers[i]] = bufs[i];
+  for (size_t i = 0; i < ins.size(); i++)
+    for (size_t k = 0; k < bufs[i].buffers.size(); k++) swap[s.input_buffers[i][k]] = bufs[i].buffers[k];
   KernelRun run;  // Ctrl-C stops the replay here, before anything has moved on, or before a kernel
   throw_if_interrupted("before the Jit replay");
   // Random draws continue from where the generator is now, with the current key.

@@ -308,6 +308,12 @@ Tensor Tensor::contiguous() const {
   UOpPtr u = uop();
   const UOp* b = contiguous_buffer_node(u.get());
   if (b && b->numel() == u->numel()) return *this;  // already a contiguous buffer
+  if (u->op == Ops::MULTI &&                        // a sharded tensor whose parts all are
+      std::all_of(u->src.begin(), u->src.end(), [](const UOpPtr& part) {
+        const UOp* p = contiguous_buffer_node(part.get());
+        return p && p->numel() == part->numel();
+      }))
+    return *this;
   return make_result(make_uop(Ops::CONTIGUOUS, dtype(), {u}), {this});
 }
 
