@@ -726,6 +726,26 @@ inline bool has_subnormals(const Case& c) {
   return false;
 }
 
+// Whether the default device holds 64-bit integers (WGSL's WebGPU does not).
+inline bool default_device_holds_int64() {
+  return lazygrad::device(lazygrad::default_device()).renderer().target().int64;
+}
+
+// A dtype the case reads or expects (an input, the output, a gradient) that the default device
+// cannot hold (its target says: WGSL has no 64-bit types), or "" when it holds them all.
+inline std::string dtype_the_device_lacks(const Case& c) {
+  const lazygrad::Target& t = lazygrad::device(lazygrad::default_device()).renderer().target();
+  auto lacks = [&](const std::string& dt) {
+    return (dt == "float64" && !t.float64) || ((dt == "int64" || dt == "uint64") && !t.int64);
+  };
+  if (lacks(c.out.dtype)) return c.out.dtype;
+  for (const auto& in : c.ins)
+    if (lacks(in.dtype)) return in.dtype;
+  for (const auto& g : c.grads)
+    if (lacks(g.second.dtype)) return g.second.dtype;
+  return "";
+}
+
 // Runs one case: builds the inputs (leaves first where the case wants gradients), calls the op from
 // `ops`, builds the gradients, and compares the output and then each gradient with the fixture.
 // Failures are gtest failures.
@@ -739,6 +759,9 @@ inline void run_fixture_case(const Case& c, const OpTable& ops, GradMode mode = 
   if (!default_device_keeps_subnormals() && has_subnormals(c))
     GTEST_SKIP() << lazygrad::default_device() << " flushes subnormal floats to zero, and this case's values "
                  << "include subnormals, which PyTorch keeps (FTZ=0)";
+  if (std::string dt = dtype_the_device_lacks(c); !dt.empty())
+    GTEST_SKIP() << lazygrad::default_device() << " has no " << dt
+                 << " (its target says; its buffers refuse it), and this case reads or expects one";
   auto fn = ops.find(c.key());
   ASSERT_NE(fn, ops.end()) << "the test has no entry for op '" << c.key() << "'";
 

@@ -125,7 +125,8 @@ std::shared_ptr<Compiled> render_kernel(const Kernel& k, std::span<const Opt> op
   if (std::string why = misfit(opt, renderer.target()); !why.empty())
     throw Error("kernel " + k.name + " [" + opt.opts + "] does not fit " + renderer.target().language + ": " +
                 why);
-  LinearKernel lin = linearize(opt);
+  // Accumulators the IR gives float64 (a float32 sum's) are float32 on a target without it.
+  LinearKernel lin = linearize(opt, renderer.target().float64);
   c->name = opt.opts.empty() ? k.name : k.name + " [" + opt.opts + "]";
   c->global_size = opt.global_size;
   c->work_per_item = opt.work_per_item;

@@ -124,7 +124,8 @@ namespace {
 const std::vector<Backend>& backends() {
   static const std::vector<Backend> all{{"CPU", &open_cpu_device, &list_cpu_devices},
                                         {"CL", &open_cl_device, &list_cl_devices},
-                                        {"CUDA", &open_cuda_device, &list_cuda_devices}};
+                                        {"CUDA", &open_cuda_device, &list_cuda_devices},
+                                        {"WEBGPU", &open_webgpu_device, &list_webgpu_devices}};
   return all;
 }
 

@@ -1,8 +1,8 @@
 // The device interface: what the engine needs from a place that runs kernels. A device is four
 // small things: an Allocator (its memory), a compiler (Device::compile, through the disk cache), the
 // Programs it makes, and synchronize(). A backend is one folder under runtime/ (cpu/, opencl/,
-// cuda/) and, if its language is new, one renderer subclass (renderer/renderer.h). docs/devices.md
-// has the checklist.
+// cuda/, webgpu/) and, if its language is new, one renderer subclass (renderer/renderer.h).
+// docs/devices.md has the checklist.
 #pragma once
 
 #include <array>
@@ -190,6 +190,8 @@ std::unique_ptr<Device> open_cl_device(const std::string& name, int index);
 std::vector<DeviceInfo> list_cl_devices();
 std::unique_ptr<Device> open_cuda_device(const std::string& name, int index);
 std::vector<DeviceInfo> list_cuda_devices();
+std::unique_ptr<Device> open_webgpu_device(const std::string& name, int index);
+std::vector<DeviceInfo> list_webgpu_devices();
 
 Device& cpu_device();  // device("CPU")
 
