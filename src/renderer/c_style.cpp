@@ -18,6 +18,7 @@
 #include <unordered_set>
 
 #include "codegen/stage.h"
+#include "ir/walk.h"
 #include "runtime/buffer.h"
 #include "runtime/disk_cache.h"
 #include "shape/size.h"
@@ -508,16 +509,7 @@ class CRenderer {
 
   // The dtype of scalar argument i, from its DEFINE_VAR in the kernel.
   DType var_dtype(size_t i) {
-    if (var_dtypes_.empty()) {
-      var_dtypes_.assign(k_.vars.size(), kInt64);
-      std::unordered_set<const UOp*> seen;
-      std::function<void(const UOpPtr&)> walk = [&](const UOpPtr& u) {
-        if (!seen.insert(u.get()).second) return;
-        if (u->op == Ops::DEFINE_VAR) var_dtypes_[u->as<int64_t>()] = u->dtype;
-        for (const auto& s : u->src) walk(s);
-      };
-      walk(k_.sink);
-    }
+    if (var_dtypes_.empty()) var_dtypes_ = kernel_var_dtypes(k_);
     return var_dtypes_[i];
   }
 
@@ -1335,6 +1327,13 @@ std::string kernel_head_prefix(const CStyleLanguage& lang, const Kernel& k) {
 std::string render_c_style(const CStyleLanguage& lang, const Kernel& k, const LinearKernel& lin) {
   if (k.tensor_core) return render_tensor_core(lang, k);
   return CRenderer(lang, k, lin).render();
+}
+
+std::vector<DType> kernel_var_dtypes(const Kernel& k) {
+  std::vector<DType> out(k.vars.size(), kInt64);
+  for (const UOp* u : toposort(k.sink.get()))
+    if (u->op == Ops::DEFINE_VAR) out[static_cast<size_t>(u->as<int64_t>())] = u->dtype;
+  return out;
 }
 
 }  // namespace lazygrad

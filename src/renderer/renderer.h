@@ -23,6 +23,10 @@ class Renderer {
   virtual std::string render(const Kernel& k, const LinearKernel& lin) const = 0;
 };
 
+// The dtype of each scalar argument of k (k.vars), from its DEFINE_VAR; int64 for one the kernel
+// does not read. What every renderer declares the arguments with.
+std::vector<DType> kernel_var_dtypes(const Kernel& k);
+
 const Renderer& c_renderer();                                   // the CPU's
 std::unique_ptr<Renderer> make_opencl_renderer(Target target);  // per OpenCL device (its dtypes, sizes)
 // An NVIDIA GPU of compute capability sm (90: sm_90), what the CUDA device and the compile-only

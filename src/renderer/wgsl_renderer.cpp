@@ -699,16 +699,7 @@ class WgslWriter {
   static std::string call(const std::string& fn, const std::string& args) { return fn + "(" + args + ")"; }
 
   DType var_dtype(size_t i) {
-    if (var_dtypes_.empty()) {
-      var_dtypes_.assign(k_.vars.size(), kInt64);
-      std::unordered_set<const UOp*> seen;
-      std::function<void(const UOpPtr&)> walk = [&](const UOpPtr& u) {
-        if (!seen.insert(u.get()).second) return;
-        if (u->op == Ops::DEFINE_VAR) var_dtypes_[u->as<int64_t>()] = u->dtype;
-        for (const auto& s : u->src) walk(s);
-      };
-      walk(k_.sink);
-    }
+    if (var_dtypes_.empty()) var_dtypes_ = kernel_var_dtypes(k_);
     return var_dtypes_[i];
   }
 
