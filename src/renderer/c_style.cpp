@@ -586,8 +586,7 @@ class CRenderer {
       case Step::AccFinish: {
         // A scalar accumulator of a wider type: the value is the accumulator rounded to the dtype.
         if (!lin_.vector_acc(u)) {
-          std::string v = "(" + compute_type(u->dtype) + ")" + acc_name(u);
-          if (u->dtype == kFloat16 || u->dtype == kBFloat16) v = round_16(u->dtype, v);
+          const std::string v = rounded_16(u->dtype, "(" + compute_type(u->dtype) + ")" + acc_name(u));
           return ind + compute_type(u->dtype) + " " + name(u) + " = " + v + ";\n";
         }
         // A vector accumulator: its lanes, combined in a balanced tree.
@@ -603,7 +602,7 @@ class CRenderer {
                                             : max_expr(u->dtype, terms[i], terms[i + 1]));
           terms = std::move(next);
         }
-        return ind + compute_type(u->dtype) + " " + name(u) + " = " + terms[0] + ";\n";
+        return ind + compute_type(u->dtype) + " " + name(u) + " = " + rounded_16(u->dtype, terms[0]) + ";\n";
       }
       case Step::Compute:
         break;
@@ -1113,7 +1112,14 @@ class CRenderer {
       for (int64_t l = 0; l < lanes(); l++) lanes_from += ", " + std::to_string(half + l % half);
       out += ind + h + " += __builtin_shufflevector(" + h + ", " + h + lanes_from + ");\n";
     }
-    return out + ind + compute_type(u->dtype) + " " + name(u) + " = " + h + "[0];\n";
+    return out + ind + compute_type(u->dtype) + " " + name(u) + " = " + rounded_16(u->dtype, h + "[0]") +
+           ";\n";
+  }
+  // A 16-bit float reduction's lanes are float32: its value is their combination rounded to its dtype,
+  // as a scalar accumulator's is (the compiler fuzzer's seed 209047: a float16 product that overflows
+  // to inf compared unrounded with its rounded self).
+  std::string rounded_16(DType dt, const std::string& v) {
+    return dt == kFloat16 || dt == kBFloat16 ? round_16(dt, v) : v;
   }
   // The accumulator's variable: the reduction's own name, unless AccFinish makes the value from it.
   std::string acc_name(const UOpPtr& red) { return name(red) + (lin_.acc_apart(red) ? "v" : ""); }
