@@ -35,6 +35,11 @@ class CMakeBuild(build_ext):
         target = Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, target)
+        # The CPU's in-process compiler, a module of its own (built with lazygrad where LLVM 19 is
+        # installed): the extension looks for it beside itself.
+        compiler = build / "liblazygrad_llvm.so"
+        if compiler.exists():
+            shutil.copyfile(compiler, target.parent / compiler.name)
 
 
 setup(

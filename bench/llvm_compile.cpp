@@ -1,5 +1,5 @@
 // What compiling one CPU kernel costs with the in-process compiler (LAZYGRAD_CPU_COMPILER=llvm:
-// clang and LLVM 15 inside lazygrad, the object linked in by ORC's JIT) against the C path's `cc`
+// clang and LLVM 19 inside lazygrad, the object linked in by ORC's JIT) against the C path's `cc`
 // process (a kernel alone: `cc LAZYGRAD_CFLAGS -o k.so k.c -lm`, then dlopen): kernels taken at
 // random from a kernel cache (LAZYGRAD_CACHE after a cold run), one at a time, on one thread.
 // Prints the median and p90 of each and their ratio.

@@ -7,9 +7,9 @@ set -euo pipefail
 # can be named on the command line (`make fixtures` adds python3-torch and python3-numpy, `make bench`
 # libopenblas-dev and python3-torch).
 packages=(build-essential cmake libgtest-dev zlib1g-dev "$@")
-# The CPU's in-process compiler, the default where the build finds it (clang's and LLVM 15's
+# The CPU's in-process compiler, the default where the build finds it (clang's and LLVM 19's
 # libraries: docs/devices.md); without them kernels are compiled by `cc` processes.
-packages+=(llvm-15-dev libclang-cpp15-dev)
+packages+=(llvm-19-dev libclang-cpp19-dev)
 # The Python module and its tests (make test): pybind11, Debian's Python headers, numpy, pytest,
 # and venv for `pip install .` (docs/python.md).
 packages+=(pybind11-dev python3-dev python3-numpy python3-pytest python3-venv)

@@ -43,7 +43,7 @@ struct DeviceInfo {
 // Every device found, and for each known kind that is missing, one unavailable entry saying why
 // (no library, no platform, no device).
 std::vector<DeviceInfo> devices();
-// What compiles CPU kernels in this process, for a benchmark's header: "clang 15.0.6 and LLVM 15.0.6,
+// What compiles CPU kernels in this process, for a benchmark's header: "clang 19.1.7 and LLVM 19.1.7,
 // in process, for rocketlake, -O2" or "cc -O2 -march=native ..." (settings().cpu_compiler).
 std::string cpu_kernel_compiler();
 // Where tensors go when no device is given: DEVICE from the environment (canonical: "cl:0" is

@@ -1,215 +1,155 @@
-// The CPU's in-process compiler: clang's front end and LLVM's back end as libraries, ORC's JIT
-// linker for the objects. Built where CMake found LLVM 15 (LAZYGRAD_HAVE_LLVM); elsewhere the same
-// functions say it is absent.
+// The CPU's in-process compiler, as lazygrad sees it: liblazygrad_llvm.so (llvm_module.cpp, clang and
+// LLVM 19) opened with dlopen the first time it is asked for, and its C interface wrapped in
+// lazygrad's types. Where the module was not built or does not open, the same functions say why,
+// and the CPU compiles with `cc` processes.
 #include "runtime/cpu/llvm_compiler.h"
 
-#include "lazygrad/error.h"
-
-#ifdef LAZYGRAD_HAVE_LLVM
-#include <clang/Basic/DiagnosticOptions.h>
-#include <clang/Basic/Version.h>
-#include <clang/CodeGen/CodeGenAction.h>
-#include <clang/Frontend/CompilerInstance.h>
-#include <clang/Frontend/CompilerInvocation.h>
-#include <clang/Frontend/TextDiagnosticPrinter.h>
-#include <llvm/ADT/SmallVector.h>
-#include <llvm/ADT/StringMap.h>
-#include <llvm/Config/llvm-config.h>
-#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
-#include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/Support/Host.h>
-#include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/TargetSelect.h>
-#include <llvm/Support/VirtualFileSystem.h>
-#include <llvm/Support/raw_ostream.h>
+#include <dlfcn.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <filesystem>
 #include <vector>
-#endif
+
+#include "lazygrad/error.h"
+#include "runtime/cpu/llvm_module.h"
 
 namespace lazygrad {
-
-#ifndef LAZYGRAD_HAVE_LLVM
-
-bool llvm_compiler_built() { return false; }
-std::string llvm_compiler_description() {
-  return "not built: LLVM 15 was not found when lazygrad was configured (apt-get install llvm-15-dev "
-         "libclang-cpp15-dev, then configure again)";
-}
-std::string compile_c_in_process(const std::string&, const std::string&) {
-  throw Error("compile: LAZYGRAD_CPU_COMPILER=llvm: " + llvm_compiler_description());
-}
-std::unique_ptr<JitObject> load_object(const std::string&, const std::string&, std::string* why) {
-  if (why) *why = llvm_compiler_description();
-  return nullptr;
-}
-int64_t jit_objects_loaded() { return 0; }
-
-#else
-
 namespace {
 
-// The host, as LLVM sees it: what kernels are compiled for (the C path's -march=native).
-struct Host {
-  std::string triple, cpu;
-  std::vector<std::string> features;  // "+avx512f", ... (the enabled ones)
-};
-const Host& host() {
-  static const Host h = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    Host h;
-    h.triple = llvm::sys::getDefaultTargetTriple();
-    h.cpu = llvm::sys::getHostCPUName().str();
-    llvm::StringMap<bool> features;
-    if (llvm::sys::getHostCPUFeatures(features))
-      for (const auto& f : features)
-        if (f.second) h.features.push_back("+" + f.first().str());
-    return h;
-  }();
-  return h;
+namespace fs = std::filesystem;
+
+constexpr const char* kModuleName = "liblazygrad_llvm.so";
+
+// Where the module may be: LAZYGRAD_LLVM_MODULE; beside the program or Python extension that holds
+// this code (a build tree's programs, an installed bin/ with its ../lib, the Python package); where
+// this build put it; where `cmake --install` puts it.
+std::vector<fs::path> module_candidates() {
+  std::vector<fs::path> out;
+  if (const char* env = std::getenv("LAZYGRAD_LLVM_MODULE"); env && *env) return {env};
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&module_candidates), &info) && info.dli_fname) {
+    std::error_code ec;
+    const fs::path here = fs::canonical(info.dli_fname, ec).parent_path();
+    if (!ec) out.insert(out.end(), {here / kModuleName, here.parent_path() / "lib" / kModuleName});
+  }
+#ifdef LAZYGRAD_LLVM_MODULE_BUILT
+  out.push_back(LAZYGRAD_LLVM_MODULE_BUILT);
+#endif
+#ifdef LAZYGRAD_LLVM_MODULE_INSTALLED
+  out.push_back(LAZYGRAD_LLVM_MODULE_INSTALLED);
+#endif
+  return out;
 }
 
-// <math.h> and <stdint.h> as the kernels use them (the renderers' output: libm's float and double
-// functions, the fixed-width integers), from memory: parsing the system's headers was 9 of a
-// kernel's 22 ms. The functions are the process's libm, found when the object is linked in.
-constexpr const char* kMathH = R"(#pragma once
-#define LG_MATH1(f) float f##f(float); double f(double);
-LG_MATH1(sqrt) LG_MATH1(exp) LG_MATH1(exp2) LG_MATH1(log) LG_MATH1(log2) LG_MATH1(sin) LG_MATH1(cos)
-LG_MATH1(tan) LG_MATH1(tanh) LG_MATH1(atan) LG_MATH1(fabs) LG_MATH1(floor) LG_MATH1(ceil) LG_MATH1(trunc)
-LG_MATH1(round) LG_MATH1(rint) LG_MATH1(nearbyint) LG_MATH1(expm1) LG_MATH1(log1p) LG_MATH1(erf)
-float fmaf(float, float, float); double fma(double, double, double);
-float fmodf(float, float); double fmod(double, double); float powf(float, float); double pow(double, double);
-#undef LG_MATH1
-)";
-constexpr const char* kStdintH = R"(#pragma once
-typedef signed char int8_t; typedef unsigned char uint8_t; typedef short int16_t; typedef unsigned short uint16_t;
-typedef int int32_t; typedef unsigned int uint32_t; typedef long int64_t; typedef unsigned long uint64_t;
-typedef unsigned long uintptr_t; typedef long intptr_t;
-)";
-constexpr const char* kIncludeDir = "/lazygrad-in-process/include";
+struct Opened {
+  const LazygradLlvmModule* module = nullptr;
+  std::string why;  // when it is null
+};
 
-// ORC's JIT for the process: each object in a library of its own, which finds the process's symbols
-// (libm, malloc) too. Never destroyed: programs held by other statics (realize's cache of compiled
-// kernels) unload their objects at exit, after this function's statics would have gone.
-llvm::orc::LLJIT& jit() {
-  static llvm::orc::LLJIT* const j = [] {
-    host();
-    auto made = llvm::orc::LLJITBuilder().create();
-    if (!made) throw Error("compile: ORC's LLJIT: " + llvm::toString(made.takeError()));
-    return made->release();
+// RTLD_LOCAL: clang's and LLVM's symbols stay out of the process's global scope (llvm_module.h).
+const Opened& opened() {
+  static const Opened o = [] {
+    Opened o;
+#ifndef LAZYGRAD_LLVM_MODULE_BUILT
+    if (!std::getenv("LAZYGRAD_LLVM_MODULE")) {
+      o.why =
+          "not built: LLVM 19 was not found when lazygrad was configured (apt-get install llvm-19-dev "
+          "libclang-cpp19-dev, then configure again)";
+      return o;
+    }
+#endif
+    std::string tried;
+    for (const fs::path& p : module_candidates()) {
+      std::error_code ec;
+      if (!fs::exists(p, ec)) {
+        tried += (tried.empty() ? "" : ", ") + p.string();
+        continue;
+      }
+      void* handle = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!handle) {
+        o.why = "not loaded: " + std::string(dlerror());
+        return o;
+      }
+      auto entry = reinterpret_cast<const LazygradLlvmModule* (*)()>(dlsym(handle, "lazygrad_llvm_module"));
+      const LazygradLlvmModule* m = entry ? entry() : nullptr;
+      if (!m || m->version != kLlvmModuleVersion) {
+        o.why = "not loaded: " + p.string() + " is not this lazygrad's compiler module (rebuild it)";
+        return o;
+      }
+      o.module = m;
+      return o;
+    }
+    o.why = "not found: no " + std::string(kModuleName) + " (looked at " + tried +
+            "; LAZYGRAD_LLVM_MODULE names it)";
+    return o;
   }();
-  return *j;
+  return o;
+}
+
+const LazygradLlvmModule& module_or_throw() {
+  const Opened& o = opened();
+  if (!o.module) throw Error("compile: LAZYGRAD_CPU_COMPILER=llvm: the in-process compiler is " + o.why);
+  return *o.module;
+}
+
+// Takes the module's malloc'd text.
+std::string take(char* text) {
+  std::string s = text ? text : "";
+  std::free(text);
+  return s;
 }
 
 std::atomic<int64_t> loaded_count{0};
 
 class LoadedObject : public JitObject {
  public:
-  explicit LoadedObject(llvm::orc::JITDylib& jd) : jd_(jd) { loaded_count++; }
+  explicit LoadedObject(void* handle) : handle_(handle) { loaded_count++; }
   ~LoadedObject() override {
-    if (llvm::Error e = jit().getExecutionSession().removeJITDylib(jd_)) llvm::consumeError(std::move(e));
+    opened().module->unload(handle_);  // a handle means the module is open
     loaded_count--;
   }
-  void* find(const std::string& symbol) override {
-    auto address = jit().lookup(jd_, symbol);
-    if (!address) {
-      llvm::consumeError(address.takeError());
-      return nullptr;
-    }
-    return address->toPtr<void*>();
-  }
+  void* find(const std::string& symbol) override { return opened().module->find(handle_, symbol.c_str()); }
 
  private:
-  llvm::orc::JITDylib& jd_;
+  void* handle_;
 };
 
 }  // namespace
 
-bool llvm_compiler_built() { return true; }
+bool llvm_compiler_built() { return opened().module != nullptr; }
 int64_t jit_objects_loaded() { return loaded_count; }
 
 std::string llvm_compiler_description() {
-  // Part of every kernel's cache key: made once.
-  static const std::string d =
-      "clang " CLANG_VERSION_STRING " and LLVM " LLVM_VERSION_STRING ", in process, for " + host().cpu;
-  return d;
+  const Opened& o = opened();
+  return o.module ? o.module->description : o.why;
 }
 
 std::string compile_c_in_process(const std::string& source, const std::string& file) {
-  const Host& h = host();
-  auto files = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-  const std::string main_file = std::string("/lazygrad-in-process/") + file;
-  files->addFile(main_file, 0, llvm::MemoryBuffer::getMemBufferCopy(source));
-  files->addFile(std::string(kIncludeDir) + "/math.h", 0, llvm::MemoryBuffer::getMemBuffer(kMathH));
-  files->addFile(std::string(kIncludeDir) + "/stdint.h", 0, llvm::MemoryBuffer::getMemBuffer(kStdintH));
-
-  // What `clang -O2 -march=native -fPIC -fwrapv -fno-math-errno -ffp-contract=off
-  // -mprefer-vector-width=512 -c` runs (clang -###), with the headers above for the system's, no
-  // SLP vectorizer (as the C path's GCC pragma: docs/devices.md) and no warnings (generated code
-  // warns about what it means, as the C path's are never shown).
-  std::vector<std::string> args = {"-triple",
-                                   h.triple,
-                                   "-emit-obj",
-                                   "-mrelocation-model",
-                                   "pic",
-                                   "-pic-level",
-                                   "2",
-                                   "-mframe-pointer=none",
-                                   "-ffp-contract=off",
-                                   "-fno-rounding-math",
-                                   "-target-cpu",
-                                   h.cpu};
-  for (const std::string& f : h.features) args.insert(args.end(), {"-target-feature", f});
-  args.insert(args.end(), {"-O2", "-fwrapv", "-fgnuc-version=4.2.1", "-vectorize-loops",
-                           "-mprefer-vector-width=512", "-w", "-ferror-limit", "19", "-nostdsysteminc",
-                           "-internal-isystem", kIncludeDir, "-x", "c", main_file});
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-
-  std::string diagnostics;
-  llvm::raw_string_ostream diag_out(diagnostics);
-  clang::CompilerInstance ci;
-  auto diag_options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
-  ci.createDiagnostics(new clang::TextDiagnosticPrinter(diag_out, diag_options.get()), true);
-  ci.setVerboseOutputStream(diag_out);  // "N errors generated." there too, not on the process's stderr
-  if (!clang::CompilerInvocation::CreateFromArgs(ci.getInvocation(), argv, ci.getDiagnostics()))
-    throw Error("compile: clang (in process) refused its arguments:\n" + diagnostics);
-  ci.createFileManager(files);
-  llvm::SmallVector<char, 0> object;
-  ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
-  llvm::LLVMContext context;
-  clang::EmitObjAction action(&context);
-  if (!ci.ExecuteAction(action) || object.empty())
-    throw Error("compile: clang (in process) failed on " + file + ":\n" + diagnostics + "\n--- source ---\n" +
-                source);
-  return std::string(object.data(), object.size());
+  const LazygradLlvmModule& m = module_or_throw();
+  char *object = nullptr, *error = nullptr;
+  size_t size = 0;
+  if (m.compile(source.data(), source.size(), file.c_str(), &object, &size, &error) != 0)
+    throw Error("compile: " + take(error) + "\n--- source ---\n" + source);
+  std::string out(object, size);
+  std::free(object);
+  return out;
 }
 
 std::unique_ptr<JitObject> load_object(const std::string& object, const std::string& name, std::string* why) {
-  static std::atomic<uint64_t> count{0};
-  auto& es = jit().getExecutionSession();
-  auto jd = es.createJITDylib(name + "#" + std::to_string(count++));
-  if (!jd) {
-    if (why) *why = llvm::toString(jd.takeError());
+  const Opened& o = opened();
+  if (!o.module) {
+    if (why) *why = o.why;
     return nullptr;
   }
-  auto loaded = std::make_unique<LoadedObject>(*jd);  // removes the library again on any failure below
-  auto process =
-      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit().getDataLayout().getGlobalPrefix());
-  if (!process) {
-    if (why) *why = llvm::toString(process.takeError());
+  char* error = nullptr;
+  void* handle = o.module->load(object.data(), object.size(), name.c_str(), &error);
+  if (!handle) {
+    const std::string reason = take(error);
+    if (why) *why = reason;
     return nullptr;
   }
-  jd->addGenerator(std::move(*process));
-  if (llvm::Error e = jit().addObjectFile(*jd, llvm::MemoryBuffer::getMemBufferCopy(object, name))) {
-    if (why) *why = llvm::toString(std::move(e));
-    return nullptr;
-  }
-  return loaded;
+  return std::make_unique<LoadedObject>(handle);
 }
-
-#endif
 
 }  // namespace lazygrad

@@ -1,6 +1,7 @@
 // The CPU's in-process compiler (LAZYGRAD_CPU_COMPILER=llvm): a kernel's C compiled by clang and
-// LLVM 15 linked into lazygrad (Debian's libclang-cpp15 and libLLVM-15), its object loaded by ORC's
-// JIT linker. No compiler process, no link step, no dlopen: docs/devices.md has the costs.
+// LLVM 19 inside the process (liblazygrad_llvm.so over Debian's libclang-cpp19 and libLLVM-19, opened
+// once), its object loaded by ORC's JIT linker. No compiler process, no link step, no dlopen per
+// kernel: docs/devices.md has the costs.
 #pragma once
 
 #include <cstdint>
@@ -9,8 +10,9 @@
 
 namespace lazygrad {
 
-// Whether this build has the in-process compiler (LLVM 15 was found when it was configured), and
-// what it is ("clang 15.0.6 and LLVM 15.0.6, in process, for sapphirerapids"), or why it is absent.
+// Whether the in-process compiler is here (LLVM 19 was found when lazygrad was configured and its
+// module opens), and what it is ("clang 19.1.7 and LLVM 19.1.7, in process, for sapphirerapids"), or
+// why it is absent.
 bool llvm_compiler_built();
 std::string llvm_compiler_description();
 
