@@ -92,6 +92,7 @@ inline void no_positionals(const Options& opts) {
 int cmd_train(const Args& args);         // apps/train.cpp
 int cmd_train_charlm(const Args& args);  // apps/train_charlm.cpp; `train` passes args from "charlm" on
 int cmd_generate(const Args& args);      // apps/generate.cpp
+int cmd_generate_image(const Args& args);  // apps/generate_image.cpp
 int cmd_milestone(const Args& args);     // apps/milestone.cpp
 int cmd_bench(const Args& args);         // apps/bench.cpp
 int cmd_viz(const Args& args);           // apps/viz.cpp

@@ -124,6 +124,34 @@ const Command kCommands[] = {
      "tokens/s (sampling and one-token forward passes with the KV cache). See docs/gpt2.md,\n"
      "docs/llama.md and docs/gguf.md.",
      cmd_generate},
+    {"generate-image",
+     "(--model FILE | --fakeweights) --tokenizer PATH [--prompt TEXT] [--steps N] [--size N] [--guidance G] "
+     "[--seed S] [--out FILE] [--device D]",
+     "make an image from text with Stable Diffusion v1.x (the original single-file checkpoint)",
+     "options:\n"
+     "  --model FILE         the checkpoint: Stable Diffusion v1.x's single .safetensors file\n"
+     "                       (model.diffusion_model.*, first_stage_model.*, cond_stage_model.*;\n"
+     "                       float32 or float16); the sizes are read from its tensors' shapes\n"
+     "  --fakeweights        instead of --model: v1.x's network (1.03 billion parameters) with random\n"
+     "                       weights, for a run without a checkpoint (the image is noise-like)\n"
+     "  --tokenizer PATH     CLIP's tokenizer: a folder with vocab.json and merges.txt, or OpenAI's\n"
+     "                       bpe_simple_vocab_16e6.txt.gz\n"
+     "  --prompt TEXT        what to draw (default empty)\n"
+     "  --steps N            DDIM steps, 1 to 1000 (default 20)\n"
+     "  --size N             the image's width and height in pixels, a multiple of 64 for v1.x\n"
+     "                       (default 512)\n"
+     "  --guidance G         classifier-free guidance scale; 1: no guidance, one UNet call a step\n"
+     "                       (default 7.5)\n"
+     "  --seed S             the initial noise's seed (default 0)\n"
+     "  --out FILE           the PNG to write (default image.png)\n"
+     "  --device D           where the model runs: CPU, CL, CUDA, ... (default: DEVICE, else CPU)\n"
+     "  --text-heads N, --unet-heads N, --groups N\n"
+     "                       what a checkpoint's shapes do not tell, for one not of v1.x's shape\n"
+     "                       (default 12, 8 and 32, v1.x's)\n"
+     "\n"
+     "stderr gets a line per step, then the time of the text encoder, the sampling and the decoder,\n"
+     "and the peak resident memory. See docs/stable_diffusion.md.",
+     cmd_generate_image},
     {"milestone", "list | run NAME [--quick] [--seed S] [--data DIR] [--text PATH] [--cifar DIR] [--out DIR]",
      "rebuild the field's milestones, from the 1958 perceptron on, each checking its own target",
      "list              the milestones, their years and targets\n"

@@ -13,9 +13,9 @@
 # (the fuzzer's seconds of new seeds; 0 skips the fuzzer).
 #
 # Each section writes its file into OUT_DIR as soon as it ends (info.txt, build.txt, suite.txt,
-# bench_cuda.txt, bench_train.txt, bench_gpt2.txt, fuzz.txt, table.md), and each has a time limit
-# (configure 30 s, build 180 s, suites 150 s, the benches 25, 60 and 35 s, the fuzzer 40 and 70 s:
-# about 9 minutes at most), so a run cut short still reports what it reached. Nothing is installed:
+# bench_cuda.txt, bench_train.txt, bench_gpt2.txt, bench_sd.txt, fuzz.txt, table.md), and each has a
+# time limit (configure 30 s, build 180 s, suites 150 s, the benches 25, 60, 35 and 150 s (Stable
+# Diffusion), the fuzzer 40 and 70 s), so a run cut short still reports what it reached. Nothing is installed:
 # CMake is configured directly (no apt-get), GPT-2 124M gets random weights (bench_gpt2), and
 # PyTorch's figures appear only where the machine's python3 has a PyTorch with CUDA (cuBLAS is
 # opened directly by bench_cuda). Where the machine cannot configure or build, the programs
@@ -26,7 +26,7 @@ carry=.gpu-carry
 suites="test_autograd test_core_grads test_nn test_optim test_jit test_training_step test_grad_smoke test_ops_torch
         test_math test_api_math test_reductions test_indexing test_api_index test_linalg test_functional test_gpt2
         test_tensor_cores"
-programs="lazygrad bench_cuda bench_gpt2 bench_train_epoch fuzz_compiler $suites"
+programs="lazygrad bench_cuda bench_gpt2 bench_train_epoch bench_stable_diffusion_step fuzz_compiler $suites"
 
 if [ "${1:-}" = "--prepare" ]; then
   rm -rf "$carry" && mkdir -p "$carry"
@@ -115,6 +115,13 @@ note "bench_train_epoch: exit $?"
 DEVICE=CUDA timeout 35 "$build/bench_gpt2" --prompt 32 --decode 32 --reps 2 >"$out/bench_gpt2.txt" 2>&1
 note "bench_gpt2: exit $?"
 
+# ---- Stable Diffusion v1.x: one sampler step (the UNet on a batch of 2) at 256 and 512 pixels, against
+# PyTorch on CUDA (the reference network, the same weights); its own cap of 150 s: the 3.4 GB of
+# random weights are made and written once (into the build folder), then each size compiles and runs.
+DEVICE=CUDA timeout 150 "$build/bench_stable_diffusion_step" --sizes 256,512 --reps 2 \
+  --weights "$build/sd_unet_bench.safetensors" >"$out/bench_sd.txt" 2>&1
+note "bench_stable_diffusion_step: exit $?"
+
 # ---- the compiler's differential fuzzer on CUDA: the seeds found on the CPU, then new ones ----
 found=$(grep 'set(fuzz_found_seeds' CMakeLists.txt | grep -oE '[0-9]+(,[0-9]+)+')
 fuzz_s=${GPU_CHECK_FUZZ_S:-50}
@@ -139,6 +146,8 @@ fi
   grep -E '^(mlp|cnn) ' "$out/bench_train.txt" | sed 's/^/| train step (ms, lazygrad vs PyTorch) | /; s/$/ |/'
   grep -E '^(lazygrad|PyTorch|ratio) |^decode vs bound|^read bandwidth' "$out/bench_gpt2.txt" |
     sed 's/^/| GPT-2 124M batch 1 | /; s/$/ |/'
+  grep -E '^ +(256|512) ' "$out/bench_sd.txt" |
+    sed 's/^ */| Stable Diffusion step (size, lazygrad first and best s, PyTorch first and best s, ratio, diff) | /; s/$/ |/'
   grep -h '^skip:' "$out"/bench_*.txt | sed 's/^/| a bench skipped | /; s/$/ |/'
   echo
   echo "columns: bench_cuda: lazygrad, cuBLAS, ratio (lazygrad's speed over cuBLAS's), max err;"
