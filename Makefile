@@ -1,5 +1,5 @@
 # Thin wrapper over CMake. Targets: deps build demo charlm test lines bench sanitize format fixtures clean
-# viz-screenshot.
+# viz-screenshot webgpu-screenshots.
 # `make test` works from a clean clone: it installs missing Debian packages (deps), configures,
 # builds and runs CTest. Extra CMake options: make build CMAKE_ARGS="-DLAZYGRAD_BUILD_BENCH=OFF".
 
@@ -11,7 +11,7 @@ CMAKE_ARGS ?=
 CACHE_DIR = $(or $(LAZYGRAD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/lazygrad)
 FORMAT_DIRS = include src apps tests bench examples
 
-.PHONY: all deps build demo charlm test test-deps test-cl lines bench sanitize format clean fixtures fuzz-compiler viz-screenshot
+.PHONY: all deps build demo charlm test test-deps test-cl lines bench sanitize format clean fixtures fuzz-compiler viz-screenshot webgpu-screenshots
 
 all: build
 
@@ -63,6 +63,12 @@ test: test-deps build
 viz-screenshot: test-deps build
 	./$(BUILD)/test_viz --gtest_filter='Viz.ThePageRendersInHeadlessChromium'
 	cp $(BUILD)/viz-screenshot.png docs/viz-screenshot.png
+
+# The two pages `lazygrad export --webgpu` makes, as test_webgpu_export's headless Chromium shows
+# them, copied into docs/images/ (docs/webgpu.md shows them).
+webgpu-screenshots: test-deps build
+	./$(BUILD)/test_webgpu_export --gtest_filter='*FashionMnistPage*:*Gpt2Page*'
+	cp $(BUILD)/webgpu-fashion-mnist-page.png $(BUILD)/webgpu-gpt2-page.png docs/images/
 
 # Every device-agnostic suite on OpenCL (DEVICE=CL), the parity suites whole. PoCL compiles each of
 # their thousands of kernels with its own LLVM, so `make test` runs a chosen part (label cl) and this

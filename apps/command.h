@@ -96,5 +96,6 @@ int cmd_generate_image(const Args& args);  // apps/generate_image.cpp
 int cmd_milestone(const Args& args);     // apps/milestone.cpp
 int cmd_bench(const Args& args);         // apps/bench.cpp
 int cmd_viz(const Args& args);           // apps/viz.cpp
+int cmd_export(const Args& args);        // apps/export.cpp
 
 }  // namespace lazygrad::cli

@@ -218,6 +218,23 @@ const Command kCommands[] = {
      "For your own program, VIZ=1 writes the page of each realize as it runs (VIZ_OUT=FILE), and\n"
      "lazygrad::write_viz(fn, path) that of everything fn realizes.",
      cmd_viz},
+    {"export", "--webgpu --model PATH --out DIR",
+     "a model as a web page that runs it in the browser with WebGPU (Fashion-MNIST or GPT-2)",
+     "Writes DIR/index.html, DIR/model.js (the WGSL kernels and their launches) and DIR/model.safetensors\n"
+     "(the weights); nothing on the page is fetched from the internet. The model's kernels are captured in\n"
+     "lazygrad's own headless Chromium (the WEBGPU device), so Chromium must be here.\n"
+     "  --webgpu        the kind of export (the only one)\n"
+     "  --model PATH    a checkpoint of `lazygrad train fashion-mnist` (mlp.safetensors or\n"
+     "                  cnn.safetensors): a page that classifies what you draw on a canvas; or a GPT-2\n"
+     "                  folder (config.json, model.safetensors, vocab.json and merges.txt or\n"
+     "                  tokenizer.json): a page that generates text token by token, tokenizer and\n"
+     "                  sampling in JavaScript\n"
+     "  --out DIR       the folder (made if missing)\n"
+     "\n"
+     "A page opened from file:// cannot fetch its weights: serve the folder on localhost, e.g.\n"
+     "`python3 -m http.server -d DIR 8000`, and open http://localhost:8000/ (the command prints this).\n"
+     "See docs/webgpu.md.",
+     cmd_export},
 };
 
 const Command* find_command(std::string_view name) {

@@ -200,8 +200,7 @@ class GPT2Attention : public nn::Module {
                     ") are outside the KV cache's n_positions " + std::to_string(config_.n_positions));
       if (!cache_k.defined() || cache_k.size(0) != B) {
         if (past != 0) throw Error("GPT2: the KV cache must be filled from start_pos 0 for a new batch size");
-        cache_k = Tensor::zeros({B, H, config_.n_positions, D}).contiguous().realize();
-        cache_v = Tensor::zeros({B, H, config_.n_positions, D}).contiguous().realize();
+        empty_cache(B);
       }
       cache_k.narrow_assign(2, past, k);  // writes only these T positions
       cache_v.narrow_assign(2, past, v);
@@ -245,6 +244,13 @@ class GPT2Attention : public nn::Module {
 
   // Forgets the cached keys and values.
   void reset_cache() { cache_k = cache_v = Tensor(); }
+  // New caches of zeros for a batch of B, on the weights' device, as forward(x, 0) starts with.
+  void empty_cache(int64_t B) {
+    const int64_t H = config_.n_head, D = config_.n_embd / H;
+    const std::string device = c_attn->weight.device();
+    cache_k = Tensor::zeros({B, H, config_.n_positions, D}, kFloat32, device).contiguous().realize();
+    cache_v = Tensor::zeros({B, H, config_.n_positions, D}, kFloat32, device).contiguous().realize();
+  }
 
   std::shared_ptr<GPT2Conv1D> c_attn, c_proj;
   Tensor cache_k, cache_v;  // [B, n_head, n_positions, head_dim], once forward(x, start_pos) ran
@@ -339,6 +345,11 @@ class GPT2 : public nn::Module {
 
   void reset_cache() {
     for (const auto& block : blocks) block->attn->reset_cache();
+  }
+  // Empty KV caches for one sequence: decode_step can then start at position 0, with no prompt
+  // forward (an exported page feeds its prompt through decode_step, one token at a time).
+  void empty_cache() {
+    for (const auto& block : blocks) block->attn->empty_cache(1);
   }
 
   // For models/generate.h: the vocabulary, and how many positions a sequence may fill.

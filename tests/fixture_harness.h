@@ -726,13 +726,9 @@ inline bool has_subnormals(const Case& c) {
   return false;
 }
 
-// Whether the default device holds 64-bit integers (WGSL's WebGPU does not).
-inline bool default_device_holds_int64() {
-  return lazygrad::device(lazygrad::default_device()).renderer().target().int64;
-}
-
 // A dtype the case reads or expects (an input, the output, a gradient) that the default device
-// cannot hold (its target says: WGSL has no 64-bit types), or "" when it holds them all.
+// cannot hold (its target says: WGSL has no f64, an OpenCL device may lack cl_khr_fp64), or "" when
+// it holds them all.
 inline std::string dtype_the_device_lacks(const Case& c) {
   const lazygrad::Target& t = lazygrad::device(lazygrad::default_device()).renderer().target();
   auto lacks = [&](const std::string& dt) {

@@ -4,12 +4,13 @@
 // repetition penalty) that the torch reference of scripts/make_gpt2_fixture.py computes for the tiny
 // GPT-2 of gpt2_tiny.safetensors; generation with the KV cache must give exactly those ids.
 //
-// The CLI runs on a tiny Hugging Face-style folder written to a temporary folder: config.json, the
-// tiny checkpoint, and a vocab.json/merges.txt made for its vocabulary of 101. GPT2Tokenizer needs a
-// token for each of the 256 bytes, so the tiny vocab.json has all 256 byte tokens and no merges;
-// their ids are chosen so that the model's 101 are space, newline, the 94 printable ASCII characters
-// and the 5 bytes of "é" (C3 A9) and "€" (E2 82 AC); the other 151 bytes get ids 101..255, which the
-// model never produces (a prompt with one of them is an error).
+// The CLI runs on a tiny Hugging Face-style folder written to a temporary folder by
+// tests/tiny_gpt2_folder.h: config.json, the tiny checkpoint, and a vocab.json/merges.txt made for its
+// vocabulary of 101. GPT2Tokenizer needs a token for each of the 256 bytes, so the tiny vocab.json
+// has all 256 byte tokens and no merges; their ids are chosen so that the model's 101 are space,
+// newline, the 94 printable ASCII characters and the 5 bytes of "é" (C3 A9) and "€" (E2 82 AC); the
+// other 151 bytes get ids 101..255, which the model never produces (a prompt with one of them is an
+// error).
 #include <gtest/gtest.h>
 #include <lazygrad/lazygrad.h>
 #include <unistd.h>
@@ -34,6 +35,7 @@
 #include "../src/nn/json_reader.h"
 #include "expect_error.h"
 #include "test_files.h"
+#include "tiny_gpt2_folder.h"
 
 using namespace lazygrad;
 namespace fs = std::filesystem;
@@ -175,39 +177,6 @@ void write_file(const fs::path& path, const std::string& text) {
   file << text;
 }
 
-// The bytes the tiny model's ids stand for (see the top of the file), then the rest.
-std::vector<unsigned char> tiny_id_bytes() {
-  std::vector<unsigned char> bytes = {' ', '\n'};
-  for (int b = '!'; b <= '~'; ++b) bytes.push_back(static_cast<unsigned char>(b));
-  for (unsigned char b : {0xC3, 0xA9, 0xE2, 0x82, 0xAC}) bytes.push_back(b);
-  std::vector<bool> used(256, false);
-  for (unsigned char b : bytes) used[b] = true;
-  for (int b = 0; b < 256; ++b)
-    if (!used[b]) bytes.push_back(static_cast<unsigned char>(b));
-  return bytes;
-}
-
-// GPT-2's byte-to-character map (the characters encoder.json spells byte tokens with).
-std::string byte_token(unsigned char b) {
-  auto printable = [](int c) {
-    return (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
-  };
-  char32_t cp = b;
-  if (!printable(b)) {
-    cp = 256;
-    for (int c = 0; c < b; ++c)
-      if (!printable(c)) ++cp;
-  }
-  std::string utf8;
-  if (cp < 0x80) {
-    utf8 += static_cast<char>(cp);
-  } else {
-    utf8 += static_cast<char>(0xC0 | (cp >> 6));
-    utf8 += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return utf8;
-}
-
 class GenerateCli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -219,18 +188,7 @@ class GenerateCli : public ::testing::Test {
     fs::create_directories(model_);
     cli_ = fs::read_symlink("/proc/self/exe").parent_path() / "lazygrad";
     ASSERT_TRUE(fs::exists(cli_)) << cli_ << " is missing: build the lazygrad_cli target";
-    write_file(
-        model_ / "config.json",
-        "{\"model_type\": \"gpt2\", \"activation_function\": \"gelu_new\", \"n_layer\": 2, \"n_head\": 4, "
-        "\"n_embd\": 16, \"vocab_size\": 101, \"n_positions\": 16, \"n_ctx\": 16, "
-        "\"layer_norm_epsilon\": 1e-05}\n");
-    fs::copy_file(fixture_dir() / "gpt2_tiny.safetensors", model_ / "model.safetensors");
-    std::string vocab = "{";
-    const std::vector<unsigned char> bytes = tiny_id_bytes();
-    for (size_t id = 0; id < bytes.size(); ++id)
-      vocab += (id ? ", " : "") + json::quote(byte_token(bytes[id])) + ": " + std::to_string(id);
-    write_file(model_ / "vocab.json", vocab + "}\n");
-    write_file(model_ / "merges.txt", "#version: 0.2\n");
+    test::write_tiny_gpt2_folder(model_);
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -241,7 +199,7 @@ class GenerateCli : public ::testing::Test {
 
 TEST_F(GenerateCli, GreedyPrintsTheReferenceContinuation) {
   const GenerateReference ref = read_generate_reference();
-  const std::vector<unsigned char> bytes = tiny_id_bytes();
+  const std::vector<unsigned char> bytes = test::tiny_id_bytes();
   std::string prompt, continuation;
   for (int32_t id : ref.prompt) prompt += static_cast<char>(bytes[static_cast<size_t>(id)]);
   for (int32_t id : ref.greedy) continuation += static_cast<char>(bytes[static_cast<size_t>(id)]);

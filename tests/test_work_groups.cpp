@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "codegen/linearize.h"
 #include "codegen/optimize.h"
 #include "engine/beam.h"
 #include "engine/realize.h"
@@ -248,6 +249,111 @@ TEST(WorkGroups, APartialGroupInsideAnOutputLoopIsRefused) {
   EXPECT_EQ(misfit(apply_opts(k, std::vector<Opt>{{AxisKind::Loop, 0, 7}, {AxisKind::Group, 1, 13}}), wg),
             "");
   EXPECT_EQ(misfit(apply_opts(k, std::vector<Opt>{{AxisKind::Group, 1, 2}}), wg), "");
+}
+
+namespace {
+
+// A target with work-groups, as OpenCL's and WebGPU's are.
+Target work_group_target() {
+  Target wg;
+  wg.thread_slices = false;
+  wg.local_memory = 1024;
+  wg.max_local = {256, 256, 64};
+  wg.max_group_size = 256;
+  return wg;
+}
+
+// cat({a, b, a}) of a = x.argmin(0, true): one argmin read by two pieces of the cat, so one
+// reduction range listed as two axes (2 and 3) of the kernel, r_3_5_16_16.
+Tensor argmin_twice_in_a_cat(const Tensor& x) {
+  Tensor a = x.argmin(0, true).to(kInt32);
+  Tensor b = Tensor::from_vector<int32_t>({2, -1051818258, -2, -2, 2}, {1, 5}, x.device());
+  return Tensor::cat({a, b, a}, 0);
+}
+
+Kernel kernel_with_two_reductions(const Tensor& t) {
+  for (const Kernel& k : create_schedule({t.uop()}, {t.device()}).kernels)
+    if (kernel_axes(k).reduces.size() == 2) return k;
+  ADD_FAILURE() << "no kernel with two reductions";
+  return {};
+}
+
+// uint8 x % y, then its min over the 5 elements of a 32-element buffer: with a Group of 32 on the
+// 5, 27 work-items run no trip of the reduction, and the bytes past the 5th (the divisors there
+// are 0) must not be read by them.
+Tensor min_of_remainders(const char* dev) {
+  std::vector<uint8_t> x(32, 7), y(32, 0);
+  const uint8_t xs[] = {9, 193, 10, 2, 105}, ys[] = {8, 1, 3, 3, 4};
+  std::copy(std::begin(xs), std::end(xs), x.begin());
+  std::copy(std::begin(ys), std::end(ys), y.begin());
+  Tensor a = Tensor::from_vector<uint8_t>(x, {32}, dev).narrow(0, 0, 5);
+  Tensor b = Tensor::from_vector<uint8_t>(y, {32}, dev).narrow(0, 0, 5);
+  return a.remainder(b).min(0);
+}
+
+}  // namespace
+
+// The compiler fuzzer's seeds 3256 and 3718 on WEBGPU: a Group piece on axis 2 of the argmin in
+// two pieces of a cat was replaced by axis 3's split of the same range, so the code indexed no
+// work-item, yet local_size counted 4: the kernel was rendered for groups of 5 (one work-item per
+// output) and launched with 4. local_size is now the pieces the code indexes, and one function
+// (work_groups) gives the engine's launch and the renderers' group.
+TEST(WorkGroups, AGroupOnAnAxisTheCodeNoLongerIndexesMakesNoGroup) {
+  Kernel k =
+      kernel_with_two_reductions(argmin_twice_in_a_cat(Tensor::randn({16, 5}, kFloat32, "CPU").realize()));
+  const KernelAxes ax = kernel_axes(k);
+  ASSERT_EQ(ax.n_output, 2u);
+  ASSERT_EQ(ax.ranges.size(), 4u);
+  EXPECT_EQ(ax.ranges[2], ax.ranges[3]);  // one range, two axes
+  const Target wg = work_group_target();
+  Kernel vanished = apply_opts(
+      k, std::vector<Opt>{{AxisKind::Upcast, 0, 3}, {AxisKind::Group, 2, 4}, {AxisKind::Unroll, 3, 4}});
+  EXPECT_EQ(vanished.local_size, 1);
+  EXPECT_TRUE(linearize(vanished).thread_ranges.empty());
+  const WorkGroups plain = work_groups(vanished, wg);
+  EXPECT_FALSE(plain.per_index);
+  EXPECT_EQ(plain.size, 5);  // one work-item per output, in one group
+  EXPECT_EQ(plain.count, 1);
+  // On the axis the code keeps, the Group is a group of 4 work-items per output.
+  Kernel grouped = apply_opts(k, std::vector<Opt>{{AxisKind::Upcast, 0, 3}, {AxisKind::Group, 3, 4}});
+  EXPECT_EQ(grouped.local_size, 4);
+  EXPECT_EQ(linearize(grouped).thread_ranges.size(), 1u);
+  const WorkGroups per_output = work_groups(grouped, wg);
+  EXPECT_TRUE(per_output.per_index);
+  EXPECT_EQ(per_output.size, 4);
+  EXPECT_EQ(per_output.count, 5);
+}
+
+// The compiler fuzzer's seed 3820 (WEBGPU, and CL too): the loads and the remainder of a grouped
+// reduction's body were hoisted out of its loop, whose own bound lets work-items past the row's
+// end run no trip, so they divided by bytes read past the row ("integer division by zero"). What
+// depends on the work-item where such a bound does stays inside the loop, under its bound.
+TEST(WorkGroups, WhatAnIdleWorkItemWouldReadStaysUnderItsLoopsBound) {
+  Kernel k = only_kernel(min_of_remainders("CPU"));
+  Kernel applied = apply_opts(k, std::vector<Opt>{{AxisKind::Group, 0, 32}});
+  const LinearKernel lin = linearize(applied);
+  size_t open = lin.insts.size(), close = lin.insts.size();
+  for (size_t i = 0; i < lin.insts.size(); i++) {
+    const Inst& in = lin.insts[i];
+    if (in.step == Step::Open && in.u->src.size() > 1) open = i;  // the loop with its own bound
+    if (in.step == Step::Close && open < i && close == lin.insts.size()) close = i;
+  }
+  ASSERT_LT(open, lin.insts.size()) << "no loop with a bound of its own";
+  int loads = 0;
+  for (size_t i = 0; i < lin.insts.size(); i++) {
+    const Ops op = lin.insts[i].u->op;
+    if (lin.insts[i].step != Step::Compute || (op != Ops::LOAD && op != Ops::MOD)) continue;
+    loads += op == Ops::LOAD;
+    EXPECT_TRUE(open < i && i < close) << "step " << i << " (" << op_name(op) << ") outside the bounded loop";
+  }
+  EXPECT_EQ(loads, 2);
+}
+
+TEST(WorkGroups, AnIdleWorkItemOfAGroupedReductionReadsNothing) {
+  SKIP_WITHOUT_CL();
+  ForcedOpts forced([](const Kernel& k, const KernelAxes& ax) { return group_first_reduction(k, ax, 32); });
+  for (int run = 0; run < 3; run++) EXPECT_EQ(min_of_remainders("CL").item<uint8_t>(), 0);
+  EXPECT_TRUE(any_grouped(forced.used));
 }
 
 TEST(WorkGroups, BeamOnClSearchesWorkGroups) {

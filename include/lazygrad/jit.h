@@ -30,6 +30,11 @@ class Jit {
   size_t captured_kernels() const;  // 0 until the second call
   void reset();                     // forget the capture: the next calls run fn again
 
+  // The capture, read-only, for code that writes it out (export_webgpu); its type is internal
+  // (src/engine/jit_capture.h). An Error before the second call.
+  struct Captured;
+  Captured captured() const;
+
  private:
   struct State;
   std::shared_ptr<State> state_;

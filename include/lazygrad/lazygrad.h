@@ -5,6 +5,7 @@
 #include "lazygrad/data.h"
 #include "lazygrad/dtype.h"
 #include "lazygrad/error.h"
+#include "lazygrad/export_webgpu.h"
 #include "lazygrad/gguf.h"
 #include "lazygrad/gradcheck.h"
 #include "lazygrad/jit.h"

@@ -12,6 +12,7 @@ from lazygrad.tensor import no_grad
 from lazygrad import tensor_tinygrad  # noqa: F401,E402  (tinygrad's methods composed in Python)
 from lazygrad import nn  # noqa: E402  (after Tensor is complete: nn's layers use it)
 from lazygrad.engine.jit import TinyJit  # noqa: E402
+from lazygrad.engine.export_webgpu import export_webgpu  # noqa: E402  (docs/webgpu.md)
 from lazygrad import cuda, helpers, optim  # noqa: E402
 from lazygrad import torch_api as _torch_api  # noqa: E402
 from lazygrad.torch_api import *  # noqa: E402,F401,F403  (PyTorch's module-level functions and dtypes)
@@ -47,7 +48,7 @@ globals().update(_torch_api.BUILTIN_NAMED_DTYPES)  # lazygrad.float, lazygrad.in
 __all__ = _torch_api.__all__ + [
     "Device", "DType", "GlobalCounters", "LazygradError", "LazygradIndexError", "LazygradNotImplementedError",
     "LazygradTypeError", "LazygradValueError", "OutOfMemoryError", "SizeError", "Tensor", "TinyJit", "dtypes",
-    "cuda", "helpers", "nn", "no_grad", "optim", "promote_types"]
+    "cuda", "export_webgpu", "helpers", "nn", "no_grad", "optim", "promote_types"]
 __version__ = "0.1.0"
 # lazygrad.sum, lazygrad.all, lazygrad.abs, ... (torch.sum): set last, as they shadow builtins here
 globals().update({n: getattr(_torch_api, n) for n in dir(_torch_api) if not n.startswith("_") and n not in __all__ and

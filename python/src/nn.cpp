@@ -450,6 +450,30 @@ void bind_nn(py::module_& m) {
       .def_property_readonly("calls", &Jit::calls)
       .def_property_readonly("captured_kernels", &Jit::captured_kernels)
       .def("reset", &Jit::reset);
+
+  // export_webgpu (docs/webgpu.md): the capture as a web page. Python has no Variables, so the
+  // exported function takes inputs only. Returns what was written, as a dict.
+  nn.def(
+      "export_webgpu",
+      [](const Jit& jit, const std::string& dir, const StateDict& names,
+         const std::vector<std::string>& input_names, const std::vector<std::string>& output_names,
+         const std::string& title) {
+        WebGpuExportOptions options;
+        options.names = names;
+        options.input_names = input_names;
+        options.output_names = output_names;
+        options.title = title;
+        const WebGpuExportSummary s = export_webgpu(jit, dir, options);
+        return std::map<std::string, int64_t>{{"dispatches", static_cast<int64_t>(s.dispatches)},
+                                              {"kernels", static_cast<int64_t>(s.kernels)},
+                                              {"weights", static_cast<int64_t>(s.weights)},
+                                              {"weight_bytes", s.weight_bytes},
+                                              {"buffer_bytes", s.buffer_bytes}};
+      },
+      py::arg("jit"), py::arg("dir"), py::arg("names") = StateDict{},
+      py::arg("input_names") = std::vector<std::string>{},
+      py::arg("output_names") = std::vector<std::string>{}, py::arg("title") = "lazygrad",
+      py::call_guard<Unlocked>());
 }
 
 }  // namespace lazygrad::python

@@ -117,15 +117,23 @@ class Linearizer {
     // node once: a graph that reads its values several times over (PyTorch's floor division reads
     // a and b in five places) is a DAG whose paths are exponentially many (the compiler fuzzer's
     // seed 38025, a chain of them, walked for half an hour).
+    // Nor what a work-item computes only in a reduction's trips that it may not run at all (gate).
     std::unordered_set<const UOp*> hoisted;
-    std::function<void(const UOpPtr&)> hoist = [&](const UOpPtr& u) {
-      if (done_.count(u.get()) || !hoisted.insert(u.get()).second) return;
-      if (ranges(u).empty() && u->op != Ops::RANGE) {
-        emit(u, 0, 1);
-        return;
-      }
-      for (const auto& s : u->src) hoist(s);
-    };
+    std::function<void(const UOpPtr&, const std::set<const UOp*>&)> hoist =
+        [&](const UOpPtr& u, const std::set<const UOp*>& gate) {
+          if (done_.count(u.get()) || !hoisted.insert(u.get()).second) return;
+          if (ranges(u).empty() && u->op != Ops::RANGE && !gated(u, gate)) {
+            emit(u, 0, 1);
+            return;
+          }
+          if (u->op == Ops::REDUCE) {
+            std::set<const UOp*> inner = gate;
+            add_gate(std::vector<UOpPtr>(u->src.begin() + 1, u->src.end()), inner);
+            for (const auto& s : u->src) hoist(s, inner);
+            return;
+          }
+          for (const auto& s : u->src) hoist(s, gate);
+        };
     // First, as a hoisted value may read a staged load. Copies over the same ranges (a panel's
     // vectors side by side) share one loop nest: one pass over the source's rows, not one per vector.
     std::vector<std::pair<std::vector<UOpPtr>, std::vector<UOpPtr>>> nests;  // loops, packs
@@ -138,7 +146,7 @@ class Linearizer {
         same->second.push_back(p);
     }
     for (const auto& [nest_loops, nest_packs] : nests) emit_packs(nest_loops, nest_packs);
-    for (const auto& s : stores) hoist(s);
+    for (const auto& s : stores) hoist(s, {});
     for (size_t i = 0; i < loops.size(); i++) {
       out.insts.push_back({Step::Open, loops[i], static_cast<int>(i)});
       done_.insert(loops[i].get());
@@ -211,12 +219,18 @@ class Linearizer {
           (r == red || (!depends_on(r, red.get()) && !depends_on(red, r.get()) && loops_open(r))))
         group.push_back(r);
     // Hoist: everything in the bodies that does not depend on these ranges goes first (each node
-    // once, as in emit_stores).
+    // once, as in emit_stores), but not what depends on the work-item where a loop's own bound
+    // does: a work-item past a grouped row's end runs no trip, and what it would compute there
+    // before the loop reads past the row (the compiler fuzzer's seed 3820: a uint8 remainder by
+    // bytes read past the end of a row of 5 on groups of 32 raised division by zero).
+    std::set<const UOp*> gate;
+    add_gate(loops, gate);
     std::unordered_set<const UOp*> hoisted;
     std::function<void(const UOpPtr&)> hoist = [&](const UOpPtr& u) {
       if (done_.count(u.get()) || !hoisted.insert(u.get()).second) return;
       const auto& r = ranges(u);
-      bool dependent = std::any_of(r.begin(), r.end(), [&](const UOp* x) { return own.count(x); });
+      bool dependent =
+          std::any_of(r.begin(), r.end(), [&](const UOp* x) { return own.count(x); }) || gated(u, gate);
       if (!dependent && u->op != Ops::RANGE) {
         emit(u, depth, trips);
         return;
@@ -267,8 +281,25 @@ class Linearizer {
            m->src[1]->op != Ops::RECIPROCAL;
   }
 
+  // The work-item ranges that decide whether a loop of `loops` runs a trip at all (those its own
+  // bound reads: a grouped reduction's partial last trip), added to gate.
+  void add_gate(const std::vector<UOpPtr>& loops, std::set<const UOp*>& gate) {
+    for (const auto& l : loops)
+      if (l->op == Ops::RANGE && l->src.size() > 1) {
+        const auto& t = threads(l->src[1]);
+        gate.insert(t.begin(), t.end());
+      }
+  }
+  // Whether u depends on a work-item range of the gate: computed only inside the gated trips.
+  bool gated(const UOpPtr& u, const std::set<const UOp*>& gate) {
+    if (gate.empty()) return false;
+    const auto& t = threads(u);
+    return std::any_of(t.begin(), t.end(), [&](const UOp* x) { return gate.count(x) != 0; });
+  }
+
   std::unordered_set<const UOp*> done_;
-  LoopRanges ranges;  // the Loop ranges each node depends on
+  LoopRanges ranges;     // the Loop ranges each node depends on
+  ThreadRanges threads;  // the Local and Group ranges each node depends on
   std::unordered_map<const UOp*, const UOp*> vector_memo_;
   std::map<std::vector<UOpPtr>, std::vector<UOpPtr>> groups_;
   int64_t lanes_ = 1;
@@ -297,6 +328,12 @@ LinearKernel linearize(const Kernel& k, bool target_float64) {
   Kernel with_stages = k;
   with_stages.sink = staged.sink;
   Linearizer L(with_stages);
+  // The work-group the kernel is launched with (work_groups) is exactly the pieces its code indexes.
+  int64_t thread_size = 1;
+  for (const auto& r : L.out.thread_ranges) thread_size = saturating_mul(thread_size, r->src[0]->const_int());
+  if (thread_size != k.local_size)
+    throw Error("linearize: kernel " + k.name + " has work-groups of " + std::to_string(k.local_size) +
+                " work-items but indexes " + std::to_string(thread_size));
   L.out.float64 = target_float64;
   for (const auto& store : staged.sink->src) L.vector_of(store);  // fills out.vector_of
   for (const auto& pack : staged.packs) L.vector_of(pack);
@@ -306,6 +343,13 @@ LinearKernel linearize(const Kernel& k, bool target_float64) {
   L.side_stores = staged.side_stores;
   L.emit_stores(staged.sink->src, staged.packs);
   return L.out;
+}
+
+WorkGroups work_groups(const Kernel& k, const Target& t) {
+  if (k.local_size > 1) return {true, k.local_size, k.global_size};
+  const int64_t size =
+      std::max<int64_t>(1, std::min({t.block_size, t.max_local[0], t.max_group_size, k.global_size}));
+  return {false, size, (k.global_size + size - 1) / size};
 }
 
 }  // namespace lazygrad

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codegen/kernel.h"
+#include "codegen/target.h"
 
 namespace lazygrad {
 
@@ -68,5 +69,18 @@ struct LinearKernel {
 };
 
 LinearKernel linearize(const Kernel& k, bool target_float64 = true);
+
+// How a kernel runs on a target with work-groups (not a thread-slice one): one work-group of
+// local_size work-items per global index where its opts placed Local or Group pieces (the work-items
+// tell themselves apart by their local index); otherwise one work-item per global index, in groups
+// of the target's block size, the last cut short by the kernel's bound check. The engine launches
+// with it and the renderers write it into the kernel (WGSL's @workgroup_size and its index, CUDA's
+// __launch_bounds__, the C-style base's group head): one answer, so they cannot disagree.
+struct WorkGroups {
+  bool per_index = false;  // one group per global index (Local or Group pieces)
+  int64_t size = 1;        // work-items per group
+  int64_t count = 0;       // groups
+};
+WorkGroups work_groups(const Kernel& k, const Target& t);
 
 }  // namespace lazygrad

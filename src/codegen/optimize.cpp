@@ -448,7 +448,17 @@ Kernel apply_opts(const Kernel& k, std::span<const Opt> opts) {
   Kernel out = k;
   out.sink = sink;
   out.global_size = global;
-  out.local_size = local_size;
+  // The work-group is the Local and Group pieces the code still indexes. A piece of an axis whose
+  // range is another axis's too (one argmin read by two pieces of a cat is one reduction range,
+  // listed as two axes) is gone when the other axis's split replaces it, and counting it would
+  // launch groups of work-items that nothing tells apart (the compiler fuzzer's seeds 3256 and
+  // 3718: WGSL's @workgroup_size said 5, the launch 4). work_groups (linearize.h) reads this;
+  // linearize checks it against the ranges.
+  int64_t used_local_size = 1;
+  for (const auto& r : all_of(sink, Ops::RANGE))
+    if (kind_of(r) == AxisKind::Local || kind_of(r) == AxisKind::Group)
+      used_local_size = saturating_mul(used_local_size, r->src[0]->const_int());
+  out.local_size = used_local_size;
   out.work_per_item = saturating_mul(k.global_size, k.work_per_item) / std::max<int64_t>(global, 1);
   out.opts = opts_str(opts);
   int vector_axis = -1;

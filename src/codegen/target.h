@@ -41,6 +41,10 @@ struct Target {
   // device; these are about storage and arithmetic of the wide types.
   bool float64 = true, float16 = true, int64 = true;
   bool keeps_subnormals = true;  // arithmetic keeps subnormal values (FTZ=0 parity cases need it)
+  // Buffers one kernel may bind, its output and its inputs (0: any number). WebGPU binds each as a
+  // storage buffer, of which a kernel has few (maxStorageBuffersPerShaderStage): the scheduler
+  // gives a fused value of a kernel with more a buffer of its own (engine/buffer_limit.h).
+  int64_t max_buffers = 0;
   // The CPU's registers, pipes and caches, from which the optimizer derives register tiles and
   // blocking (codegen/cpu_model.h); a thread-slice target's only.
   CpuModel cpu;

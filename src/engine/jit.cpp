@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "engine/jit_capture.h"
 #include "engine/realize.h"
 #include "engine/schedule.h"
 #include "ir/variable_state.h"
@@ -82,6 +83,13 @@ void Jit::on_replay(std::function<void()> hook) {
   if (Capture* c = current_capture()) c->replay_hooks.push_back(std::move(hook));
 }
 size_t Jit::captured_kernels() const { return state_->capture.items.size(); }
+
+Jit::Captured Jit::captured() const {
+  const State& s = *state_;
+  require(s.calls >= 2,
+          "Jit: nothing is captured before the second call (it has had " + std::to_string(s.calls) + ")");
+  return {s.capture.items, s.input_buffers, s.input_types, s.outputs};
+}
 
 void Jit::reset() {
   Fn fn = state_->fn;

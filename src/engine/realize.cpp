@@ -98,19 +98,11 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const std::vector<Kernel>& ke
 
 LaunchDims launch_dims(const Target& t, const Kernel& k) {
   LaunchDims d;
-  const int64_t global_size = k.global_size;
   if (t.thread_slices) return d;  // the CPU splits the global range itself
-  if (k.local_size > 1) {         // the opts placed work-groups: one per global index
-    d.local[0] = k.local_size;
-    d.grid[0] = global_size;
-    return d;
-  }
-  // One work-item per global index, in groups of the target's block size, the last group cut
-  // short by the kernel's bound check.
-  int64_t local =
-      std::max<int64_t>(1, std::min({t.block_size, t.max_local[0], t.max_group_size, global_size}));
-  d.local[0] = local;
-  d.grid[0] = (global_size + local - 1) / local;  // checked against the target at launch (KernelRun)
+  // The groups the renderer wrote the kernel for (work_groups, codegen/linearize.h).
+  const WorkGroups groups = work_groups(k, t);
+  d.local[0] = groups.size;
+  d.grid[0] = groups.count;  // checked against the target at launch (KernelRun)
   return d;
 }
 
@@ -378,6 +370,7 @@ std::vector<UOpPtr> realize_uops(const std::vector<UOpPtr>& targets, const std::
       item.dims = c->dims;
       item.var_bounds = std::move(k.var_bounds);
       item.index_errors = std::move(k.index_errors);
+      if (capture_slot()) item.source = c->source;
     }
     if (item.global_size > 0 || item.copy) launched++;
     const double dt = run.run(item);

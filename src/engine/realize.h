@@ -59,6 +59,7 @@ struct ExecItem {
   std::vector<std::string> index_errors;  // the kernel's index checks, by error bit (Kernel::index_errors)
   bool in_place = false;                  // it writes into a buffer that was there before (an assign)
   bool zero_fill = false;  // it only fills a fresh output with zeros (fills_fresh_output_with_zeros)
+  std::string source;      // the kernel's code as compiled; kept only while a Jit captures (export_webgpu)
 };
 
 // Throws lazygrad::Error if a Variable that positions a read or a write (narrow, narrow_assign) is

@@ -18,9 +18,11 @@
 
 #include "codegen/row_stream.h"
 #include "debug.h"
+#include "engine/buffer_limit.h"
 #include "engine/trace.h"
 #include "ir/walk.h"
 #include "multi/shard.h"
+#include "renderer/renderer.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "shape/view.h"
@@ -698,6 +700,26 @@ Schedule create_schedule(const std::vector<UOpPtr>& original_targets, const std:
           debug_log(3, "schedule: REDUCE " + shape_str(r->shape) + " gets its own kernel (" + k.name +
                            " would compute it at two indices)");
         }
+    // A kernel that binds more buffers than its device allows (WebGPU's storage buffers): one of
+    // its fused values gets a buffer of its own (engine/buffer_limit.h). Each kernel is judged by
+    // the realize set it was lowered with: the values are added once all are chosen.
+    std::vector<UOpPtr> split_off;
+    for (const auto& [u, k] : kernels) {
+      if (k.copy) continue;
+      const Target& target = device(k.device).renderer().target();
+      if (target.max_buffers <= 0 || static_cast<int64_t>(k.buffers.size()) <= target.max_buffers) continue;
+      UOpPtr value = value_to_split_off(realize.at(u), realize, target);
+      if (!value)
+        throw Error("schedule: kernel " + k.name + " binds " + std::to_string(k.buffers.size()) +
+                    " buffers, more than the " + std::to_string(target.max_buffers) + " " + k.device +
+                    " allows in one kernel, and no value inside it can be split off");
+      debug_log(3, "schedule: " + k.name + " binds " + std::to_string(k.buffers.size()) + " buffers, over " +
+                       k.device + "'s " + std::to_string(target.max_buffers) + ": " +
+                       std::string(op_name(value->op)) + " " + shape_str(value->shape) +
+                       " gets a buffer of its own");
+      split_off.push_back(std::move(value));
+    }
+    for (const UOpPtr& value : split_off) staged |= realize.emplace(value.get(), value).second;
     if (!staged) break;
     while (split_reductions(realize)) {
     }

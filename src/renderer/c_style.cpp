@@ -295,7 +295,7 @@ class CRenderer {
       for (int64_t l = 0; l < lanes(); l++) kernel << (l ? ", " : "") << l;
       kernel << "};\n";
     }
-    if (work_groups_ && !lin_.thread_ranges.empty())
+    if (work_groups_ && work_groups(k_, lang_.target).per_index)  // as the engine launches it
       kernel << group_head();
     else if (work_groups_)
       kernel << "  const int64_t g = " << lang_.global_id << ";\n  if (g < " << k_.global_size << ") {\n";
@@ -1326,8 +1326,7 @@ class CRenderer {
 
 std::string kernel_head_prefix(const CStyleLanguage& lang, const Kernel& k) {
   if (!lang.launch_bounds) return lang.kernel_prefix;
-  const int64_t threads = k.local_size > 1 ? k.local_size : lang.target.block_size;
-  return lang.kernel_prefix + "__launch_bounds__(" + std::to_string(threads) + ") ";
+  return lang.kernel_prefix + "__launch_bounds__(" + std::to_string(work_groups(k, lang.target).size) + ") ";
 }
 
 std::string render_c_style(const CStyleLanguage& lang, const Kernel& k, const LinearKernel& lin) {

@@ -6,10 +6,13 @@
 //   and the 8- and 16-bit integers are packed four or two to a u32 word. A kernel reads its word
 //   and extracts its lane; it writes its lane with atomicAnd and atomicOr, so work-items that share
 //   a word never undo each other's writes.
-// - 64-bit integers: the index math (int64 in the IR) is done in i32 where the IR's bounds show that
-//   every value of it fits; a kernel with a 64-bit value that may not fit (int64 data, uint64 random
-//   bits) is an Error naming the op. Buffers of int64, uint64 and float64 are refused where they are
-//   made (Target::int64 and Target::float64 are false).
+// - 64-bit integers: a value the IR's bounds show to fit in 32 bits (the index math, int64 in the
+//   IR, of almost every kernel) is an i32; any other int64 or uint64 value (int64 data, sums that
+//   PyTorch widens to int64, argmax's indices, the random generator's uint64 arithmetic) is a
+//   vec2<u32> of its low and high words, and int64 and uint64 buffers are array<vec2<u32>>, the
+//   host's little-endian layout. Branch-free helpers (wgsl_helpers.cpp) do their arithmetic,
+//   comparisons, shifts, floor division and conversions as the CPU does them. Buffers of float64 are
+//   refused where they are made (Target::float64 is false).
 // - NaN, infinity and the edges of the math builtins: helpers (wgsl_helpers.cpp).
 // - A kernel binds its buffers, plus an error word when it can raise one: more storage buffers than
 //   the device allows per kernel (maxStorageBuffersPerShaderStage) is an Error naming the kernel.
@@ -21,6 +24,7 @@
 #include <cstring>
 #include <functional>
 #include <numbers>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -38,8 +42,11 @@ bool half_float(DType dt) { return dt == kFloat16 || dt == kBFloat16; }
 // Stored packed in u32 words: bool as a byte, the 8- and 16-bit types.
 bool packed(DType dt) { return itemsize(dt) < 4; }
 
-// The WGSL type a value of dt is computed in. 64-bit integers are index math, done in i32 where it
-// fits (checked by the renderer); the narrow integers are held sign- or zero-extended.
+// The WGSL type a value of dt is computed in. A 64-bit integer is an i32 where its bounds show that
+// it fits (index math), else a vec2<u32> (WgslWriter::wide); the narrow integers are held sign- or
+// zero-extended. float64 values inside a kernel, which the frontend makes for precision in arange's
+// and linspace's positions and fmod's quotient, are computed in f32, as a target without float64
+// accumulates its float sums in f32: docs/webgpu.md says what that costs.
 std::string ctype(DType dt) {
   if (dt == kBool) return "bool";
   if (is_float(dt)) return "f32";
@@ -51,8 +58,12 @@ struct Range {
   int64_t lo, hi;
 };
 
-int64_t clamp64(__int128 v) {
-  return v < INT64_MIN ? INT64_MIN : v > INT64_MAX ? INT64_MAX : static_cast<int64_t>(v);
+// The range [lo, hi] of exact results, or every int64 where one of them does not fit (the values
+// wrap): a range is always sound, as two's complement bit patterns (a uint64 past 2^63 is a negative
+// pattern), so that only values that truly fit are computed in 32 bits.
+Range range64(__int128 lo, __int128 hi) {
+  if (lo < INT64_MIN || hi > INT64_MAX) return {INT64_MIN, INT64_MAX};
+  return {static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
 }
 
 Range dtype_range(DType dt) {
@@ -78,12 +89,9 @@ class WgslWriter {
     if (lin_.lanes > 1) fail("vector lanes are not built for WGSL");
     if (k_.global_size > INT32_MAX)
       fail(std::to_string(k_.global_size) + " work-items: the global index is an i32 (at most 2^31 - 1)");
-    for (size_t i = 0; i < k_.buffers.size(); i++) {
-      const DType dt = k_.buffers[i]->dtype;
-      if (dt == kFloat64 || wide_int(dt))
-        fail(std::string(k_.written[i] ? "STORE to" : "LOAD from") + " a buffer of " +
-             std::string(dtype_name(dt)) + ": WGSL has no 64-bit types");
-    }
+    for (size_t i = 0; i < k_.buffers.size(); i++)
+      if (k_.buffers[i]->dtype == kFloat64)
+        fail(std::string(k_.written[i] ? "STORE to" : "LOAD from") + " a buffer of float64: WGSL has no f64");
     find_truncations();
     std::ostringstream body;
     for (const Inst& in : lin_.insts) body << line(in);
@@ -104,32 +112,48 @@ class WgslWriter {
   }
 
   // A kernel with Local or Group pieces runs one work-group of local_size work-items per global
-  // index; others one work-item per index, in groups as the engine launches them (launch_dims).
-  bool grouped() const { return !lin_.thread_ranges.empty(); }
-  int64_t workgroup_size() const {
-    if (grouped()) return k_.local_size;
-    return std::max<int64_t>(1, std::min({t_.block_size, t_.max_local[0], t_.max_group_size,
-                                          std::max<int64_t>(k_.global_size, 1)}));
+  // index; others one work-item per index, in groups: work_groups decides both for the engine's
+  // launch too (codegen/linearize.h).
+  bool grouped() const { return work_groups(k_, t_).per_index; }
+  int64_t workgroup_size() const { return work_groups(k_, t_).size; }
+
+  // A scalar argument held as vec2<u32> (a uint64 one, or an int64 one whose bound passes 2^31).
+  bool wide_var(size_t i) {
+    const DType dt = var_dtype(i);
+    return wide_int(dt) && !fits_i32(dt, var_range(i, dt));
+  }
+  // The word of the arguments' uniform block where argument i starts (a wide one takes two).
+  size_t var_word(size_t i) {
+    size_t w = 0;
+    for (size_t j = 0; j < i; j++) w += wide_var(j) ? 2 : 1;
+    return w;
+  }
+  static std::string arg_word(size_t w) {
+    return "lg_args[" + std::to_string(w / 4) + "][" + std::to_string(w % 4) + "]";
   }
 
   // The first line says how the kernel binds and what its scalar arguments are, for the device
   // (runtime/webgpu/webgpu_device.cpp reads it): one letter per binding (r: read, w: written, e:
-  // the error word, a: the arguments' uniform block), one per argument (i: i32, u: u32, f: f32).
+  // the error word, a: the arguments' uniform block), one per argument (i: i32, u: u32, f: f32,
+  // w: 64 bits as two words, low first).
   std::string head(bool errors, const std::string& code) {
     std::string bindings, vars;
     for (size_t i = 0; i < k_.buffers.size(); i++) bindings += k_.written[i] ? "w" : "r";
     if (errors) bindings += "e";
-    const size_t args = k_.vars.size() + (errors ? 1 : 0);  // the launch's number after the variables
+    const size_t launch_word = var_word(k_.vars.size());  // the launch's number after the variables
+    const size_t args = launch_word + (errors ? 1 : 0);
     if (args > 0) bindings += "a";
     for (size_t i = 0; i < k_.vars.size(); i++)
-      vars += is_float(var_dtype(i)) ? "f" : var_dtype(i) == kUInt32 ? "u" : "i";
+      vars += wide_var(i) ? "w" : is_float(var_dtype(i)) ? "f" : var_dtype(i) == kUInt32 ? "u" : "i";
     std::ostringstream os;
     os << "// lazygrad-wgsl bindings=" << bindings << " vars=" << (vars.empty() ? "-" : vars)
        << " workgroup=" << workgroup_size() << "\n";
     int binding = 0;
     for (size_t i = 0; i < k_.buffers.size(); i++) {
       const DType dt = k_.buffers[i]->dtype;
-      std::string elem = packed(dt) ? (k_.written[i] ? "atomic<u32>" : "u32") : ctype(dt);
+      std::string elem = packed(dt)     ? (k_.written[i] ? "atomic<u32>" : "u32")
+                         : wide_int(dt) ? "vec2<u32>"
+                                        : ctype(dt);
       os << "@group(0) @binding(" << binding++ << ") var<storage, " << (k_.written[i] ? "read_write" : "read")
          << "> data" << i << ": array<" << elem << ">;\n";
     }
@@ -142,16 +166,21 @@ class WgslWriter {
     // A grouped reduction's partial results, one per work-item of the group.
     for (const Inst& in : lin_.insts)
       if (in.step == Step::AccGroup)
-        os << "var<workgroup> " << part_name(in.u) << ": array<" << ctype(acc_dtype(in.u)) << ", "
-           << k_.local_size << ">;\n";
+        os << "var<workgroup> " << part_name(in.u) << ": array<" << acc_type(in.u) << ", " << k_.local_size
+           << ">;\n";
     os << wgsl::helper_definitions(code + extra_helpers_) << extra_helpers_;
     os << "\n@compute @workgroup_size(" << workgroup_size() << ")\nfn " << k_.name
        << "(@builtin(workgroup_id) lg_wid: vec3<u32>, @builtin(num_workgroups) lg_nwg: vec3<u32>, "
           "@builtin(local_invocation_index) lg_lid: u32) {\n";
     if (errors) os << "  var err: i32 = 0i;\n";
     for (size_t i = 0; i < k_.vars.size(); i++) {
-      const std::string word = "lg_args[" + std::to_string(i / 4) + "][" + std::to_string(i % 4) + "]";
+      const std::string word = arg_word(var_word(i));
       const DType dt = var_dtype(i);
+      if (wide_var(i)) {
+        os << "  let var" << i << ": vec2<u32> = vec2<u32>(" << word << ", " << arg_word(var_word(i) + 1)
+           << ");\n";
+        continue;
+      }
       os << "  let var" << i << ": " << ctype(dt) << " = "
          << (is_float(dt)    ? "bitcast<f32>(" + word + ")"
              : dt == kUInt32 ? word
@@ -160,7 +189,8 @@ class WgslWriter {
          << ";\n";
     }
     for (const auto& l : lin_.locals)
-      os << "  var " << name(l) << ": array<" << ctype(l->dtype) << ", " << l->src[0]->const_int() << ">;\n";
+      os << "  var " << name(l) << ": array<" << (wide_int(l->dtype) ? "vec2<u32>" : ctype(l->dtype)) << ", "
+         << l->src[0]->const_int() << ">;\n";
     // The dispatch is up to 65535 groups along x, then rows of them along y (webgpu_device.cpp).
     if (!grouped()) {
       os << "  let g: i32 = i32((lg_wid.x + lg_wid.y * lg_nwg.x) * " << workgroup_size() << "u + lg_lid);\n"
@@ -186,12 +216,11 @@ class WgslWriter {
     std::string out = "  }\n";
     if (errors) {
       // The first failing launch's error word and its number (the argument after the variables).
-      const size_t i = k_.vars.size();
       out +=
           "  if (err != 0i) {\n    loop {\n      let r = atomicCompareExchangeWeak(&lg_err[0], 0i, err);\n"
-          "      if (r.exchanged) { atomicStore(&lg_err[1], bitcast<i32>(lg_args[" +
-          std::to_string(i / 4) + "][" + std::to_string(i % 4) +
-          "])); break; }\n      if (r.old_value != 0i) { break; }\n    }\n  }\n";
+          "      if (r.exchanged) { atomicStore(&lg_err[1], bitcast<i32>(" +
+          arg_word(var_word(k_.vars.size())) +
+          ")); break; }\n      if (r.old_value != 0i) { break; }\n    }\n  }\n";
     }
     return out + "}\n";
   }
@@ -216,7 +245,9 @@ class WgslWriter {
   }
   bool truncation(const UOpPtr& u) const { return truncations_.count(u.get()) != 0; }
   // The WGSL type node u is held in.
-  std::string type_of(const UOpPtr& u) const { return truncation(u) ? "f32" : ctype(u->dtype); }
+  std::string type_of(const UOpPtr& u) {
+    return truncation(u) ? "f32" : wide(u) ? "vec2<u32>" : ctype(u->dtype);
+  }
 
   // ---- names, literals, types ------------------------------------------------------------------
 
@@ -273,6 +304,7 @@ class WgslWriter {
   std::string literal(const UOpPtr& c) {
     if (is_float(c->dtype)) return f32_literal(c->const_double());
     if (c->dtype == kBool) return c->const_int() ? "true" : "false";
+    if (wide(c)) return wide_literal(c->const_int());
     return int_literal(c->dtype, c->const_int());
   }
 
@@ -290,15 +322,23 @@ class WgslWriter {
     return e;
   }
 
-  // ---- 64-bit integers as i32 --------------------------------------------------------------------
+  // ---- 64-bit integers: i32 where they fit, else vec2<u32> ---------------------------------------
 
   // Bounds of an integer node, from its sources' (the linear order computes sources first, so the
-  // recursion is shallow). A DEFINE_VAR is what its bound says, else any i32 (the device checks the
-  // value at launch).
+  // recursion is shallow), as int64 bit patterns (range64). A DEFINE_VAR is what its bound says; an
+  // int64 one without a bound any i32 (the device checks the value at launch), a uint64 one (the
+  // random generator's counter and key) any 64 bits.
   Range range(const UOpPtr& u) {
     if (auto it = ranges_.find(u.get()); it != ranges_.end()) return it->second;
     Range r = dtype_range(u->dtype);
     auto s = [&](size_t i) { return range(u->src[i]); };
+    const bool w = wide_int(u->dtype);
+    // A constant count of a 64-bit shift, when it shifts within the width.
+    auto count = [&]() -> std::optional<int64_t> {
+      const UOpPtr& c = u->src[1];
+      if (!c->is_const() || c->const_int() < 0 || c->const_int() > 63) return std::nullopt;
+      return c->const_int();
+    };
     switch (u->op) {
       case Ops::CONST:
         if (!is_float(u->dtype)) r = {u->const_int(), u->const_int()};
@@ -306,47 +346,70 @@ class WgslWriter {
       case Ops::RANGE:
         r = {0, u->src[0]->const_int() - 1};
         break;
-      case Ops::DEFINE_VAR: {
-        // A uint64 one (the random generator's counter and key) holds any 64 bits.
-        r = u->dtype == kUInt64 ? Range{0, INT64_MAX} : Range{INT32_MIN, INT32_MAX};
-        for (const VarBound& b : k_.var_bounds)
-          if (static_cast<int64_t>(b.var) == u->as<int64_t>()) r = {b.lo, b.hi};
+      case Ops::DEFINE_VAR:
+        r = var_range(static_cast<size_t>(u->as<int64_t>()), u->dtype);
         break;
-      }
       case Ops::ADD:
-        if (wide_int(u->dtype))
-          r = {clamp64(__int128(s(0).lo) + s(1).lo), clamp64(__int128(s(0).hi) + s(1).hi)};
+        if (w) r = range64(__int128(s(0).lo) + s(1).lo, __int128(s(0).hi) + s(1).hi);
         break;
       case Ops::MUL:
-        if (wide_int(u->dtype)) {
+        if (w) {
           const Range a = s(0), b = s(1);
           const __int128 v[] = {__int128(a.lo) * b.lo, __int128(a.lo) * b.hi, __int128(a.hi) * b.lo,
                                 __int128(a.hi) * b.hi};
-          r = {clamp64(*std::min_element(v, v + 4)), clamp64(*std::max_element(v, v + 4))};
+          r = range64(*std::min_element(v, v + 4), *std::max_element(v, v + 4));
         }
         break;
-      case Ops::IDIV:
-        if (wide_int(u->dtype) && u->src[1]->is_const() && u->src[1]->const_int() > 0)
+      case Ops::IDIV:  // by a positive constant; a uint64 only where its pattern is its value
+        if (w && u->src[1]->is_const() && u->src[1]->const_int() > 0 && (u->dtype == kInt64 || s(0).lo >= 0))
           r = {floor_div(s(0).lo, u->src[1]->const_int()), floor_div(s(0).hi, u->src[1]->const_int())};
         break;
       case Ops::MOD:
-        if (wide_int(u->dtype) && u->src[1]->is_const() && u->src[1]->const_int() > 0) {
+        if (w && u->src[1]->is_const() && u->src[1]->const_int() > 0) {
           const int64_t c = u->src[1]->const_int();
           r = s(0).lo >= 0 && s(0).hi < c ? s(0) : Range{0, c - 1};
         }
         break;
-      case Ops::MAX:
-        if (wide_int(u->dtype)) r = {std::max(s(0).lo, s(1).lo), std::max(s(0).hi, s(1).hi)};
+      case Ops::MAX:  // unsigned order is the patterns' order only where none is negative
+        if (w && (u->dtype == kInt64 || (s(0).lo >= 0 && s(1).lo >= 0)))
+          r = {std::max(s(0).lo, s(1).lo), std::max(s(0).hi, s(1).hi)};
+        break;
+      case Ops::AND:  // within [0, x] for a non-negative x
+        if (w && (s(0).lo >= 0 || s(1).lo >= 0))
+          r = {0, s(0).lo >= 0 && s(1).lo >= 0 ? std::min(s(0).hi, s(1).hi)
+                  : s(0).lo >= 0               ? s(0).hi
+                                               : s(1).hi};
+        break;
+      case Ops::SHL:
+        if (w && count()) r = range64(__int128(s(0).lo) << *count(), __int128(s(0).hi) << *count());
+        break;
+      case Ops::SHR:
+        if (!w) break;
+        if (u->dtype == kInt64 || s(0).lo >= 0) {
+          // Monotonic in the value; any count (PyTorch's shifted-out counts included) lands between
+          // the value and its sign.
+          r = count() ? Range{s(0).lo >> *count(), s(0).hi >> *count()}
+                      : Range{std::min<int64_t>(s(0).lo, 0), std::max<int64_t>(s(0).hi, 0)};
+        } else if (count() && *count() > 0) {  // a uint64 of any 64 bits
+          r = {0, static_cast<int64_t>(~uint64_t{0} >> *count())};
+        }
         break;
       case Ops::WHERE:
-        if (wide_int(u->dtype)) r = {std::min(s(1).lo, s(2).lo), std::max(s(1).hi, s(2).hi)};
+        if (w) r = {std::min(s(1).lo, s(2).lo), std::max(s(1).hi, s(2).hi)};
         break;
       case Ops::CAST:
-        if (wide_int(u->dtype) && !is_float(u->src[0]->dtype)) r = s(0);
+        // To 64 bits from an integer, the same pattern (sign-extended, as C converts).
+        if (w && !is_float(u->src[0]->dtype)) r = s(0);
         break;
-      case Ops::CHECK_INDEX:
-        r = s(0);
+      case Ops::CHECK_INDEX: {
+        // What passes the check; a value that fails it sets the kernel's error bit, and realize
+        // raises instead of returning the kernel's results.
+        const IndexCheck c = IndexCheck::from(u->as<std::vector<int64_t>>());
+        int64_t lo = std::min(c.lo, c.hi - 1), hi = std::max(c.lo, c.hi - 1);
+        if (c.exempt) lo = std::min(lo, *c.exempt), hi = std::max(hi, *c.exempt);
+        r = {lo, hi};
         break;
+      }
       default:
         break;
     }
@@ -354,19 +417,44 @@ class WgslWriter {
     return r;
   }
 
-  // A 64-bit integer node is computed in i32: every value it can take must fit.
-  // (float64 values inside a kernel, which the frontend makes for precision in arange's and
-  // linspace's positions and fmod's quotient, are computed in f32, as a target without float64
-  // accumulates its float sums in f32: docs/webgpu.md says what that costs.)
-  void check_fits(const UOpPtr& u) {
-    if (!wide_int(u->dtype) || truncation(u)) return;
-    const Range r = range(u);
-    if (r.lo >= INT32_MIN && r.hi <= INT32_MAX) return;
-    const bool index = u->op != Ops::CAST && u->op != Ops::LOAD;
-    fail(std::string(op_name(u->op)) + " of " + std::string(dtype_name(u->dtype)) + " values" +
-         (index ? " (" + std::to_string(r.lo) + " to " + std::to_string(r.hi) + ")" : "") +
-         ": WGSL has no 64-bit integers, and lazygrad computes 64-bit integers in 32 bits only where every "
-         "value fits (index math below 2^31); keep int64 and uint64 data, and random bits, on the CPU");
+  // A Variable's values: its narrow bounds where the kernel has them, else every value of its dtype
+  // (an int64 Variable may hold 5e9: two words).
+  Range var_range(size_t i, DType dt) const {
+    Range r = dtype_range(dt);
+    for (const VarBound& b : k_.var_bounds)
+      if (b.var == i) r = {b.lo, b.hi};
+    return r;
+  }
+
+  static bool fits_i32(DType dt, Range r) {
+    return r.lo >= (dt == kUInt64 ? 0 : INT32_MIN) && r.hi <= INT32_MAX;
+  }
+
+  // A 64-bit integer node held as vec2<u32>: one whose values may not fit in an i32 (a uint64 one
+  // in the i32 holds only values below 2^31, so that i32 comparisons and division order it right).
+  bool wide(const UOpPtr& u) {
+    if (!wide_int(u->dtype) || truncation(u)) return false;
+    if (u->op == Ops::REDUCE) return true;  // accumulators: no bound is tracked through their loops
+    return !fits_i32(u->dtype, range(u));
+  }
+
+  // A value as a vec2<u32>: an i32 sign-extended (a narrow uint64 is non-negative), a u32 or a bool
+  // zero-extended.
+  std::string as_wide(const UOpPtr& u) {
+    if (wide(u)) return name(u);
+    const DType dt = u->dtype;
+    if (dt == kBool) return "vec2<u32>(select(0u, 1u, " + name(u) + "), 0u)";
+    if (ctype(dt) == "u32") return "vec2<u32>(" + name(u) + ", 0u)";
+    return "lg_wide_i32(" + name(u) + ")";
+  }
+
+  // An integer as an i32 (an index, a loop bound): a vec2's low word, the value wherever it fits (an
+  // index read from data always does, or its CHECK_INDEX has set an error bit, which realize raises).
+  std::string as_i32(const UOpPtr& u) { return wide(u) ? "bitcast<i32>(" + name(u) + ".x)" : name(u); }
+
+  static std::string wide_literal(int64_t v) {
+    const uint64_t bits = static_cast<uint64_t>(v);
+    return "vec2<u32>(" + std::to_string(bits & 0xffffffffu) + "u, " + std::to_string(bits >> 32) + "u)";
   }
 
   // ---- statements ----------------------------------------------------------------------------------
@@ -376,21 +464,32 @@ class WgslWriter {
   DType acc_dtype(const UOpPtr& red) const { return accumulator_dtype(*red, false, t_.float64); }
   bool acc_apart(const UOpPtr& red) const { return acc_dtype(red) != red->dtype; }
   std::string acc_name(const UOpPtr& red) { return name(red) + (acc_apart(red) ? "v" : ""); }
+  // A 64-bit integer reduction accumulates in a vec2<u32> (wide), every other in its dtype's type.
+  std::string acc_type(const UOpPtr& red) { return wide(red) ? "vec2<u32>" : ctype(acc_dtype(red)); }
 
   std::string identity(const UOpPtr& red) {
     const DType dt = acc_dtype(red);
     const Ops op = red->as<ReduceArg>().op;
     if (dt == kBool) return op == Ops::MUL ? "true" : "false";
+    if (wide(red))
+      return wide_literal(op == Ops::ADD ? 0 : op == Ops::MUL ? 1 : dt == kInt64 ? INT64_MIN : 0);
     if (op == Ops::ADD) return zero(dt);
     if (op == Ops::MUL) return is_float(dt) ? "1.0f" : int_literal(dt, 1);
     if (is_float(dt)) return "lg_f32(0xff800000u)";  // -inf
-    return int_literal(dt, wide_int(dt) ? INT32_MIN : dtype_range(red->dtype).lo);
+    return int_literal(dt, dtype_range(red->dtype).lo);
   }
 
   std::string combine(const UOpPtr& red, const std::string& a, const std::string& b) {
     const DType dt = acc_dtype(red);
     const Ops op = red->as<ReduceArg>().op;
     if (dt == kBool) return op == Ops::MUL ? a + " & " + b : a + " | " + b;
+    if (wide(red)) {
+      const std::string fn = op == Ops::ADD   ? "lg_add64"
+                             : op == Ops::MUL ? "lg_mul64"
+                             : dt == kInt64   ? "lg_max_i64"
+                                              : "lg_max_u64";
+      return call(fn, a + ", " + b);
+    }
     if (op == Ops::MAX) return is_float(dt) ? "lg_max_f(" + a + ", " + b + ")" : "max(" + a + ", " + b + ")";
     return wrap(red->dtype, a + (op == Ops::ADD ? " + " : " * ") + b);
   }
@@ -403,16 +502,17 @@ class WgslWriter {
         const std::string r = name(u), n = literal(u->src[0]);
         std::string loop =
             ind + "for (var " + r + ": i32 = 0i; " + r + " < " + n + "; " + r + " = " + r + " + 1i) {\n";
-        return u->src.size() > 1 ? loop + ind + "  if (" + r + " < " + name(u->src[1]) + ") {\n" : loop;
+        return u->src.size() > 1 ? loop + ind + "  if (" + r + " < " + as_i32(u->src[1]) + ") {\n" : loop;
       }
       case Step::Close:
         return ind + (u->src.size() > 1 ? "}}\n" : "}\n");
       case Step::AccInit:
-        return ind + "var " + acc_name(u) + ": " + ctype(acc_dtype(u)) + " = " + identity(u) + ";\n";
+        return ind + "var " + acc_name(u) + ": " + acc_type(u) + " = " + identity(u) + ";\n";
       case Step::AccUpdate: {
-        check_fits(u);
         std::string v = name(u->src[0]);
-        if (acc_dtype(u) != u->src[0]->dtype && ctype(acc_dtype(u)) != ctype(u->src[0]->dtype))
+        if (wide(u))
+          v = as_wide(u->src[0]);
+        else if (acc_dtype(u) != u->src[0]->dtype && ctype(acc_dtype(u)) != ctype(u->src[0]->dtype))
           v = ctype(acc_dtype(u)) + "(" + v + ")";
         return ind + acc_name(u) + " = " + combine(u, acc_name(u), v) + ";\n";
       }
@@ -432,11 +532,11 @@ class WgslWriter {
     if (u->op == Ops::STORE && lin_.group_range)
       return ind + "if (" + name(lin_.group_range) + " == 0i) {\n" + store(u, ind + "  ") + ind + "}\n";
     if (u->op == Ops::STORE) return store(u, ind);
-    check_fits(u);
     if (u->op == Ops::LOAD && u->src.size() == 3) {  // gated: nothing is read where it is not valid
       const std::string n = name(u);
-      return ind + "var " + n + ": " + ctype(u->dtype) + " = " + zero(u->dtype) + ";\n" + ind + "if (" +
-             name(u->src[2]) + ") { " + n + " = " + load(u) + "; }\n";
+      const std::string z = wide(u) ? "vec2<u32>(0u)" : zero(u->dtype);
+      return ind + "var " + n + ": " + type_of(u) + " = " + z + ";\n" + ind + "if (" + name(u->src[2]) +
+             ") { " + n + " = " + load(u) + "; }\n";
     }
     const std::string e = expr(u);
     return ind + "let " + name(u) + ": " + type_of(u) + " = " + e + ";\n";
@@ -467,7 +567,7 @@ class WgslWriter {
 
   std::string load(const UOpPtr& u) {
     const UOpPtr& buf = u->src[0];
-    const std::string idx = name(u->src[1]);
+    const std::string idx = as_i32(u->src[1]);
     if (buf->op == Ops::DEFINE_LOCAL) return name(buf) + "[" + idx + "]";
     const size_t i = buf->as<int64_t>();
     const DType dt = k_.buffers[i]->dtype;
@@ -497,7 +597,8 @@ class WgslWriter {
 
   std::string store(const UOpPtr& u, const std::string& ind) {
     const UOpPtr& buf = u->src[0];
-    const std::string idx = name(u->src[1]), v = name(u->src[2]);
+    const std::string idx = as_i32(u->src[1]);
+    const std::string v = wide_int(u->src[2]->dtype) ? as_wide(u->src[2]) : name(u->src[2]);
     const std::string gate = u->src.size() == 4 ? "if (" + name(u->src[3]) + ") " : "";
     if (buf->op == Ops::DEFINE_LOCAL) return ind + gate + "{ " + name(buf) + "[" + idx + "] = " + v + "; }\n";
     const size_t i = buf->as<int64_t>();
@@ -549,26 +650,136 @@ class WgslWriter {
 
   std::string cast(const UOpPtr& u) {
     const DType to = u->dtype, from = u->src[0]->dtype;
-    const std::string x = name(u->src[0]), tt = ctype(to), ft = ctype(from);
+    const UOpPtr& src = u->src[0];
+    const std::string x = name(src), tt = ctype(to), ft = ctype(from);
     if (truncation(u)) return "trunc(" + x + ")";
-    if (truncation(u->src[0])) return half_float(to) ? round_16(to, x) : x;  // an integer, as a float
+    if (truncation(src)) return half_float(to) ? round_16(to, x) : x;  // an integer, as a float
+    if (wide(src)) {
+      if (to == kBool) return "((" + x + ".x | " + x + ".y) != 0u)";
+      if (is_float(to)) {
+        const std::string v = call(from == kInt64 ? "lg_i64_to_f32" : "lg_u64_to_f32", x);
+        return half_float(to) ? round_16(to, v) : v;
+      }
+      if (wide(u)) return x;  // int64 and uint64: the same bits
+      // A narrower integer (or a 64-bit one that fits) is the low word, wrapped to its width.
+      return wrap(to, tt == "u32" ? x + ".x" : "bitcast<i32>(" + x + ".x)");
+    }
+    if (wide(u)) {
+      if (is_float(from)) return call(to == kInt64 ? "lg_f32_to_i64" : "lg_f32_to_u64", x);
+      return as_wide(src);
+    }
     if (to == kBool)
       return from == kBool ? x : is_float(from) ? "lg_ne_f(" + x + ", 0.0f)" : x + " != " + zero(from);
     if (from == kBool)
       return "select(" + zero(to) + ", " + (is_float(to) ? "1.0f" : int_literal(to, 1)) + ", " + x + ")";
     if (is_float(to)) {
-      std::string v = is_float(from) ? x : int_to_float(u->src[0]);
+      std::string v = is_float(from) ? x : int_to_float(src);
       return half_float(to) ? round_16(to, v) : v;
     }
     if (is_float(from)) {
-      // A float to an unsigned type goes through a signed integer, so a negative value wraps (-1.0 is
-      // 255 in uint8), as the C renderer's casts do; uint32 takes values past 2^31 directly.
-      if (tt == "u32")
-        return wrap(to, "select(bitcast<u32>(i32(" + x + ")), u32(" + x + "), " + x + " >= 2147483648.0f)");
-      return wrap(to, "i32(" + x + ")");
+      // As the C renderer's casts on x86-64: a signed type by cvttss2si's rule (lg_f32_to_i32), an
+      // unsigned one through int64, so a negative value wraps (-1.0 is 255 in uint8) and uint32
+      // takes values past 2^31; then wrapped to the width.
+      if (tt == "u32") return wrap(to, "lg_f32_to_i64(" + x + ").x");
+      return wrap(to, "lg_f32_to_i32(" + x + ")");
     }
     if (tt == ft) return wrap(to, x);
     return wrap(to, "bitcast<" + tt + ">(" + x + ")");
+  }
+
+  // An op of 64-bit integers with a vec2<u32> among its sources or as its result: done on vec2s
+  // by the helpers, and where the result fits in an i32, its low word. Sums, products and bitwise
+  // ops of values that fit need only the low words.
+  std::string wide_arith(const UOpPtr& u) {
+    auto w = [&](size_t i) { return as_wide(u->src[i]); };
+    const bool is_signed = u->dtype == kInt64, out = wide(u);
+    const char* infix = u->op == Ops::ADD   ? " + "
+                        : u->op == Ops::MUL ? " * "
+                        : u->op == Ops::AND ? " & "
+                        : u->op == Ops::OR  ? " | "
+                        : u->op == Ops::XOR ? " ^ "
+                                            : nullptr;
+    if (infix && !out) return as_i32(u->src[0]) + infix + as_i32(u->src[1]);
+    std::string e;
+    switch (u->op) {
+      case Ops::ADD:
+        e = call("lg_add64", w(0) + ", " + w(1));
+        break;
+      case Ops::MUL:
+        e = call("lg_mul64", w(0) + ", " + w(1));
+        break;
+      case Ops::AND:
+      case Ops::OR:
+      case Ops::XOR:
+        e = "(" + w(0) + infix + w(1) + ")";
+        break;
+      case Ops::MAX:
+        e = call(is_signed ? "lg_max_i64" : "lg_max_u64", w(0) + ", " + w(1));
+        break;
+      case Ops::IDIV:
+      case Ops::MOD:
+        e = call(std::string(u->op == Ops::IDIV ? "lg_idiv_" : "lg_mod_") + (is_signed ? "i64" : "u64"),
+                 w(0) + ", " + w(1) + ", &err");
+        break;
+      case Ops::SHL:
+        e = constant_shift(u);
+        if (e.empty()) e = call("lg_shl64", w(0) + ", " + w(1));
+        break;
+      case Ops::SHR:
+        e = constant_shift(u);
+        if (e.empty()) e = call(is_signed ? "lg_shr_i64" : "lg_shr_u64", w(0) + ", " + w(1));
+        break;
+      case Ops::WHERE:
+        e = "select(" + w(2) + ", " + w(1) + ", " + name(u->src[0]) + ")";
+        break;
+      case Ops::CHECK_INDEX: {
+        const IndexCheck c = IndexCheck::from(u->as<std::vector<int64_t>>());
+        std::string args = w(0) + ", " + wide_literal(c.lo) + ", " + wide_literal(c.hi) + ", ";
+        if (c.exempt) args += wide_literal(*c.exempt) + ", ";
+        e = call(c.exempt ? "lg_check_index64_or" : "lg_check_index64",
+                 args + std::to_string(c.error_bit) + "i, &err");
+        break;
+      }
+      default:
+        fail(std::string("no WGSL for ") + std::string(op_name(u->op)) + " of 64-bit integers");
+    }
+    return out ? e : "bitcast<i32>((" + e + ").x)";
+  }
+
+  // A 64-bit shift by a constant count within [0, 64) as word shifts and a swizzle (the random
+  // generator's rotations by 32 are two of them), or "" for another count.
+  std::string constant_shift(const UOpPtr& u) {
+    const UOpPtr& c = u->src[1];
+    if (!c->is_const() || c->const_int() < 0 || c->const_int() > 63) return "";
+    const int64_t k = c->const_int();
+    const std::string a = as_wide(u->src[0]);
+    if (k == 0) return a;
+    const std::string x = a + ".x", y = a + ".y", m = std::to_string(k % 32) + "u",
+                      back = std::to_string(32 - k % 32) + "u";
+    auto arith = [&](const std::string& count) {  // the high word shifted in its sign
+      return "bitcast<u32>(bitcast<i32>(" + y + ") >> " + count + ")";
+    };
+    if (u->op == Ops::SHL)
+      return k < 32
+                 ? "vec2<u32>(" + x + " << " + m + ", (" + y + " << " + m + ") | (" + x + " >> " + back + "))"
+                 : "vec2<u32>(0u, " + x + " << " + m + ")";
+    const bool is_signed = u->dtype == kInt64;
+    if (k < 32)
+      return "vec2<u32>((" + x + " >> " + m + ") | (" + y + " << " + back + "), " +
+             (is_signed ? arith(m) : y + " >> " + m) + ")";
+    return is_signed ? "vec2<u32>(" + arith(m) + ", " + arith("31u") + ")"
+                     : "vec2<u32>(" + y + " >> " + m + ", 0u)";
+  }
+
+  // A comparison of 64-bit integers of which one is a vec2<u32>.
+  std::string wide_compare(const UOpPtr& u) {
+    const std::string a = as_wide(u->src[0]), b = as_wide(u->src[1]);
+    if (u->op == Ops::CMPNE) return "any(" + a + " != " + b + ")";
+    return call(u->src[0]->dtype == kInt64 ? "lg_lt_i64" : "lg_lt_u64", a + ", " + b);
+  }
+
+  bool any_wide_source(const UOpPtr& u) {
+    return std::any_of(u->src.begin(), u->src.end(), [&](const UOpPtr& s) { return wide(s); });
   }
 
   // An integer as the nearest f32 (ties to even), as C converts: WGSL leaves the rounding of a
@@ -616,6 +827,9 @@ class WgslWriter {
   }
 
   std::string unrounded_expr(const UOpPtr& u) {
+    if (u->op != Ops::LOAD && u->op != Ops::CAST && wide_int(u->dtype) && (wide(u) || any_wide_source(u)))
+      return wide_arith(u);
+    if ((u->op == Ops::CMPLT || u->op == Ops::CMPNE) && any_wide_source(u)) return wide_compare(u);
     auto s = [&](size_t i) { return name(u->src[i]); };
     const DType dt = u->dtype;
     const DType in = u->src.empty() ? dt : u->src[0]->dtype;
@@ -751,8 +965,10 @@ Target webgpu_target(const WgslLimits& limits) {
   t.block_size = std::min<int64_t>(64, limits.max_workgroup_size);
   t.float64 = false;
   t.float16 = true;  // stored as 16 bits, computed in f32
-  t.int64 = false;
+  t.int64 = true;    // emulated: vec2<u32> values and buffers (wgsl_helpers.cpp)
   t.keeps_subnormals = limits.keeps_subnormals;
+  // Every buffer is a storage binding; one more is kept for a kernel's error word.
+  t.max_buffers = limits.max_storage_buffers - 1;
   return t;
 }
 

@@ -29,7 +29,7 @@ void Buffer::check_dtype() const {
   const Target& t = dev_->renderer().target();
   if ((dtype == kFloat64 && !t.float64) || ((dtype == kInt64 || dtype == kUInt64) && !t.int64))
     throw Error("Buffer: " + device + " (" + t.language + ") has no " + std::string(dtype_name(dtype)) +
-                (t.language == "WGSL" ? " (WGSL has no 64-bit types: docs/webgpu.md)"
+                (t.language == "WGSL" ? " (WGSL has no 64-bit floats: docs/webgpu.md)"
                                       : " (for float64 an OpenCL device needs cl_khr_fp64)") +
                 "; keep such tensors on the CPU");
 }

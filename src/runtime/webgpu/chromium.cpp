@@ -302,6 +302,36 @@ std::string Chromium::evaluate(const std::string& expression) {
                  true);
 }
 
+std::string Chromium::page_command(const std::string& method, const std::string& params_json) {
+  if (method == "Runtime.evaluate") throw Error("WEBGPU: Chromium: use evaluate() for Runtime.evaluate");
+  std::lock_guard<std::mutex> lock(mu_);
+  return command(method, params_json, true);
+}
+
+void Chromium::navigate(const std::string& url) {
+  const json::Value reply = json::parse(page_command("Page.navigate", "{\"url\":" + json::quote(url) + "}"));
+  if (const json::Value* r = reply.find("result"))
+    if (const json::Value* e = r->find("errorText"); e && !e->text.empty())
+      throw Error("WEBGPU: Chromium: cannot load " + url + ": " + e->text);
+  // The old document may still answer for a moment, or none (an evaluation meeting the switch
+  // fails: "Execution context was destroyed"): wait for the new one, loaded.
+  const std::string loaded =
+      "location.href === " + json::quote(url) + " && document.readyState === \"complete\"";
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    std::string why;
+    try {
+      if (evaluate(loaded) == "true") return;
+    } catch (const Error& e) {
+      if (dead_) throw;
+      why = std::string(": ") + e.what();
+    }
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(60))
+      throw Error("WEBGPU: Chromium: " + url + " did not load in 60 s" + why);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 namespace {
 Chromium* the_browser = nullptr;
 void close_browser() {

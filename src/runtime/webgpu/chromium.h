@@ -4,8 +4,10 @@
 // closes when the process exits (and dies with it, should the process be killed).
 //
 // The pipe is Chromium's --remote-debugging-pipe: it reads commands on its fd 3 and writes replies
-// and events on its fd 4, each message one JSON object followed by a NUL byte. Only
-// Runtime.evaluate is used past the start, with awaitPromise, one command at a time.
+// and events on its fd 4, each message one JSON object followed by a NUL byte. The device uses only
+// Runtime.evaluate past the start, with awaitPromise, one command at a time; tests of exported pages
+// (tests/test_webgpu_export.cpp) start a Chromium of their own and also navigate it and take
+// screenshots.
 #pragma once
 
 #include <memory>
@@ -31,6 +33,13 @@ class Chromium {
   // of the value (JSON.stringify's). A thrown exception (or a rejected promise) is an Error with its
   // message. Thread-safe: commands go one at a time.
   std::string evaluate(const std::string& expression);
+
+  // A DevTools command to the page (Page.captureScreenshot, Emulation.setDeviceMetricsOverride,
+  // ...): the reply's JSON text, whose "result" is the command's. Error with the browser's message
+  // when it fails. For tests that drive a page (an exported model's, docs/webgpu.md).
+  std::string page_command(const std::string& method, const std::string& params_json);
+  // Loads url in the page and waits until it has loaded (document.readyState "complete").
+  void navigate(const std::string& url);
 
   const std::string& version() const { return version_; }  // "HeadlessChrome/156.0.8078.114"
 

@@ -26,6 +26,7 @@
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
 #include "runtime/webgpu/chromium.h"
+#include "runtime/webgpu/kernel_head.h"
 #include "runtime/webgpu/page_script.h"
 
 namespace lazygrad {
@@ -171,28 +172,7 @@ class WebGpuAllocator final : public PooledAllocator {
   std::shared_ptr<Page> page_;
 };
 
-// The first line of a kernel's WGSL: "// lazygrad-wgsl bindings=rrwea vars=if workgroup=64".
-struct KernelHead {
-  std::string bindings, vars;
-  int64_t workgroup = 0;
-};
-
-KernelHead read_head(const std::string& name, const std::string& source) {
-  KernelHead h;
-  const std::string first = source.substr(0, source.find('\n'));
-  auto field = [&](const std::string& key) {
-    const size_t at = first.find(" " + key + "=");
-    if (at == std::string::npos)
-      throw Error("WEBGPU: kernel " + name + " has no " + key + " in its first line");
-    const size_t start = at + key.size() + 2;
-    return first.substr(start, first.find(' ', start) - start);
-  };
-  h.bindings = field("bindings");
-  h.vars = field("vars");
-  if (h.vars == "-") h.vars.clear();
-  h.workgroup = std::stoll(field("workgroup"));
-  return h;
-}
+using webgpu::KernelHead;
 
 class WebGpuProgram final : public Program {
  public:
@@ -230,8 +210,15 @@ class WebGpuProgram final : public Program {
     if (a.vars.size() != head_.vars.size())
       throw Error("WEBGPU: kernel " + name_ + " takes " + std::to_string(head_.vars.size()) +
                   " arguments, not " + std::to_string(a.vars.size()));
-    for (size_t i = 0; i < a.vars.size(); i++)
+    for (size_t i = 0; i < a.vars.size(); i++) {
+      if (head_.vars[i] == 'w') {  // 64 bits as two words, low first (a vec2<u32> in the kernel)
+        const uint64_t bits = static_cast<uint64_t>(a.vars[i]);
+        args +=
+            (args.empty() ? "" : ",") + std::to_string(bits & 0xffffffffu) + "," + std::to_string(bits >> 32);
+        continue;
+      }
       args += (args.empty() ? "" : ",") + std::to_string(word(i, a.vars[i]));
+    }
     if (head_.bindings.find('e') != std::string::npos)
       args += (args.empty() ? "" : ",") + std::to_string(a.launch_id);
     const std::string call = "(" + std::to_string(pid_) + ", [" + ids + "], [" + args + "], " +
@@ -305,7 +292,7 @@ class WebGpuDevice final : public Device {
   std::shared_ptr<Program> compile(const std::string& name, const std::string& source) override {
     const std::string key = name + "-" + hex64(fnv1a(source));
     if (auto p = loaded_.find(key)) return p;
-    const KernelHead head = read_head(name, source);
+    const KernelHead head = webgpu::read_kernel_head(name, source);
     int64_t pid;
     {
       std::lock_guard<std::mutex> lock(page_->mu);
