@@ -535,8 +535,9 @@ class WgslWriter {
     if (u->op == Ops::LOAD && u->src.size() == 3) {  // gated: nothing is read where it is not valid
       const std::string n = name(u);
       const std::string z = wide(u) ? "vec2<u32>(0u)" : zero(u->dtype);
-      return ind + "var " + n + ": " + type_of(u) + " = " + z + ";\n" + ind + "if (" + name(u->src[2]) +
-             ") { " + n + " = " + load(u) + "; }\n";
+      const std::string decl = ind + "var " + n + ": " + type_of(u) + " = " + z + ";\n";
+      if (never_an_element(u)) return decl;
+      return decl + ind + "if (" + name(u->src[2]) + ") { " + n + " = " + load(u) + "; }\n";
     }
     const std::string e = expr(u);
     return ind + "let " + name(u) + ": " + type_of(u) + " = " + e + ";\n";
@@ -595,7 +596,16 @@ class WgslWriter {
     }
   }
 
+  // A gated access at a constant negative index (a cat's empty piece: `if (false) { data1[-1i] }`)
+  // reads or writes nothing wherever it runs, and WGSL refuses the shader for the constant index
+  // even in dead code (the compiler fuzzer's seed 5356): it is left out.
+  static bool never_an_element(const UOpPtr& u) {
+    const bool gated = u->src.size() == (u->op == Ops::LOAD ? 3u : 4u);
+    return gated && u->src[1]->is_const() && u->src[1]->const_int() < 0;
+  }
+
   std::string store(const UOpPtr& u, const std::string& ind) {
+    if (never_an_element(u)) return "";
     const UOpPtr& buf = u->src[0];
     const std::string idx = as_i32(u->src[1]);
     const std::string v = wide_int(u->src[2]->dtype) ? as_wide(u->src[2]) : name(u->src[2]);
