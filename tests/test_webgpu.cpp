@@ -21,27 +21,13 @@
 #include "forced_opts.h"
 #include "renderer/renderer.h"
 #include "runtime/device.h"
+#include "skip_without_webgpu.h"
 
 using namespace lazygrad;
 
 namespace {
 
 const char* kDev = "WEBGPU";
-
-// Why WEBGPU cannot run here, or "" when it can (opening it starts the process's browser, once).
-std::string webgpu_missing() {
-  try {
-    device(kDev);
-    return "";
-  } catch (const Error& e) {
-    return e.what();
-  }
-}
-
-#define SKIP_WITHOUT_WEBGPU()                                                                   \
-  do {                                                                                          \
-    if (std::string why = webgpu_missing(); !why.empty()) GTEST_SKIP() << "no WebGPU: " << why; \
-  } while (0)
 
 // Values with the edges: zeros of both signs, negatives, large and small magnitudes.
 std::vector<float> floats(size_t n, float scale = 3.0f) {

@@ -27,6 +27,7 @@
 #include "lazygrad/json.h"
 #include "runtime/device.h"
 #include "runtime/webgpu/chromium.h"
+#include "skip_without_webgpu.h"
 #include "test_files.h"
 #include "tiny_gpt2_folder.h"
 
@@ -34,21 +35,6 @@ using namespace lazygrad;
 namespace fs = std::filesystem;
 
 namespace {
-
-// Why WEBGPU cannot run here, or "" when it can (opening it starts the process's browser, once).
-std::string webgpu_missing() {
-  try {
-    device("WEBGPU");
-    return "";
-  } catch (const Error& e) {
-    return e.what();
-  }
-}
-
-#define SKIP_WITHOUT_WEBGPU()                                                                   \
-  do {                                                                                          \
-    if (std::string why = webgpu_missing(); !why.empty()) GTEST_SKIP() << "no WebGPU: " << why; \
-  } while (0)
 
 // The browser the pages open in, started once for the process.
 webgpu::Chromium& page_browser() {
