@@ -19,6 +19,7 @@
 
 #include "codegen/stage.h"
 #include "ir/walk.h"
+#include "renderer/node_names.h"
 #include "runtime/buffer.h"
 #include "runtime/disk_cache.h"
 #include "shape/size.h"
@@ -513,27 +514,7 @@ class CRenderer {
     return var_dtypes_[i];
   }
 
-  std::string name(const UOpPtr& u) {
-    if (u->op == Ops::CONST) return literal(*u, lang_);
-    if (u->op == Ops::RANGE) {
-      const auto& r = u->as<RangeArg>();
-      return r.kind == AxisKind::Global                               ? "g"
-             : r.kind == AxisKind::Vector                             ? "lane"
-             : r.kind == AxisKind::Local || r.kind == AxisKind::Group ? "l" + std::to_string(r.id)
-                                                                      : "r" + std::to_string(r.id);
-    }
-    if (u->op == Ops::DEFINE_GLOBAL) return "data" + std::to_string(u->as<int64_t>());
-    if (u->op == Ops::DEFINE_VAR) return "var" + std::to_string(u->as<int64_t>());
-    if (u->op == Ops::DEFINE_LOCAL) return "local" + std::to_string(u->as<int64_t>());
-    auto it = names_.find(u.get());
-    if (it != names_.end()) return it->second;
-    std::string n = (u->op == Ops::REDUCE ? "acc"
-                     : u->op == Ops::LOAD ? "val"
-                                          : "alu") +
-                    std::to_string(counter_++);
-    names_[u.get()] = n;
-    return n;
-  }
+  std::string name(const UOpPtr& u) { return u->op == Ops::CONST ? literal(*u, lang_) : names_(u); }
 
   std::string indent(int depth) const { return std::string(4 + 2 * depth + strip_indent_, ' '); }
 
@@ -735,7 +716,7 @@ class CRenderer {
 
   // Index math written out in place (its atoms are values already computed).
   std::string inline_index(const UOpPtr& u) {
-    if (u->op == Ops::CONST || u->op == Ops::RANGE || u->op == Ops::DEFINE_VAR || names_.count(u.get()))
+    if (u->op == Ops::CONST || u->op == Ops::RANGE || u->op == Ops::DEFINE_VAR || names_.named(u.get()))
       return name(u);
     if (u->op == Ops::ADD) return "(" + inline_index(u->src[0]) + " + " + inline_index(u->src[1]) + ")";
     if (u->op == Ops::MUL) return "(" + inline_index(u->src[0]) + " * " + inline_index(u->src[1]) + ")";
@@ -1307,7 +1288,7 @@ class CRenderer {
   const Kernel& k_;
   const LinearKernel& lin_;
   const bool work_groups_;  // one work-item per global index (else the CPU's thread slices)
-  std::unordered_map<const UOp*, std::string> names_;
+  NodeNames names_;
   std::unordered_map<const UOp*, int> users_;                 // how many of the kernel's steps read each node
   std::vector<std::pair<std::string, std::string>> helpers_;  // name, code
   bool has_helper(const std::string& n) const {
@@ -1316,8 +1297,7 @@ class CRenderer {
   std::unordered_map<const UOp*, size_t> mask_bytes_;  // bool vectors held as masks: their lane width
   std::vector<DType> var_dtypes_;
   std::map<std::string, std::string> typedefs_;
-  int64_t lane_ = -1;  // the lane a lane-by-lane expression is for (-1: scalar code)
-  int counter_ = 0;
+  int64_t lane_ = -1;         // the lane a lane-by-lane expression is for (-1: scalar code)
   int strip_indent_ = 0;      // two spaces more inside each strip-mined loop (polled_loop)
   std::vector<UOpPtr> open_;  // the loops open at the line being written, innermost last (prefetch)
 };

@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "renderer/node_names.h"
 #include "renderer/renderer.h"
 #include "renderer/wgsl_helpers.h"
 #include "runtime/buffer.h"
@@ -252,23 +253,7 @@ class WgslWriter {
   // ---- names, literals, types ------------------------------------------------------------------
 
   std::string name(const UOpPtr& u) {
-    if (u->op == Ops::CONST) return literal(u);
-    if (u->op == Ops::RANGE) {
-      const auto& r = u->as<RangeArg>();
-      if (r.kind == AxisKind::Local || r.kind == AxisKind::Group) return "l" + std::to_string(r.id);
-      return r.kind == AxisKind::Global ? "g" : "r" + std::to_string(r.id);
-    }
-    if (u->op == Ops::DEFINE_GLOBAL) return "data" + std::to_string(u->as<int64_t>());
-    if (u->op == Ops::DEFINE_VAR) return "var" + std::to_string(u->as<int64_t>());
-    if (u->op == Ops::DEFINE_LOCAL) return "local" + std::to_string(u->as<int64_t>());
-    auto it = names_.find(u.get());
-    if (it != names_.end()) return it->second;
-    std::string n = (u->op == Ops::REDUCE ? "acc"
-                     : u->op == Ops::LOAD ? "val"
-                                          : "alu") +
-                    std::to_string(counter_++);
-    names_[u.get()] = n;
-    return n;
+    return u->op == Ops::CONST ? literal(u) : names_(u);  // WGSL has no vector lanes: no "lane"
   }
 
   static std::string f32_literal(double v) {
@@ -931,13 +916,12 @@ class WgslWriter {
   const WgslLimits& limits_;
   const Kernel& k_;
   const LinearKernel& lin_;
-  std::unordered_map<const UOp*, std::string> names_;
+  NodeNames names_;
   std::unordered_map<const UOp*, Range> ranges_;
   std::unordered_set<const UOp*> truncations_;  // casts to int64 computed as trunc in f32
   std::unordered_set<std::string> division_helpers_, shift_helpers_;
   std::string extra_helpers_;  // helpers made for this kernel's types (division, shifts)
   std::vector<DType> var_dtypes_;
-  int counter_ = 0;
 };
 
 class WgslRenderer : public Renderer {
