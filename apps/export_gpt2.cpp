@@ -13,6 +13,7 @@
 
 #include "../models/gpt2.h"
 #include "export_pages.h"
+#include "text_file.h"
 
 namespace lazygrad::cli {
 
@@ -172,14 +173,6 @@ const char* kPage = R"HTML(<!doctype html>
 </script>
 </html>
 )HTML";
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -24,6 +24,7 @@
 #include "../models/llama_gguf.h"
 #include "command.h"
 #include "option_values.h"
+#include "text_file.h"
 #include "utf8_stream.h"
 
 namespace lazygrad::cli {
@@ -65,14 +66,6 @@ GenerateConfig parse_config(const Args& args) {
     throw UsageError{e.what()};
   }
   return cfg;
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 json::Value read_json(const fs::path& path) {
